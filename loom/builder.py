@@ -1,0 +1,534 @@
+"""Generated builders: one namespace per dialect, one keyword-only method per op.
+
+``module, b = module_builder(ops=...)`` then ``b.scalar.addi(lhs=x, rhs=y, results=[I32])``.
+Methods are made from the declarations by :class:`OpCallable`; misuse raises
+:class:`~loom.errors.LoomBuilderError` naming the op and the field, and nothing is added to the
+module unless the whole op is valid.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from loom.dsl import ArgSource, AttrKind, IndexList, OpDef, RegionDef, python_name
+from loom.errors import LoomBuilderError
+from loom.ir import (
+    DYNAMIC_INDEX,
+    Block,
+    Module,
+    Operation,
+    Region,
+    Type,
+    Value,
+)
+from loom.ir.operations import EMPTY_ATTRS
+from loom.opview import SEGMENTS_ATTR, pack_operands
+from loom.registry import OpRegistry, as_registry
+from loom.typecheck import attr_problem, check_field_types
+
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
+_COMMON = ("results", "name", "names", "result_names", "location_id")
+_BUILDER_MEMBERS = {"insertion_block", "ir", "location", "module", "region", "value", "build",
+                    "registry", "last_op"}
+
+
+def _index_lists(decl: OpDef) -> dict[str, str]:
+    """Operand field -> static attribute for IndexList elements in the format."""
+    out: dict[str, str] = {}
+
+    def walk(elems) -> None:  # noqa: ANN001
+        for e in elems:
+            if isinstance(e, IndexList):
+                out[e.dynamic] = e.static
+            for sub in ("inner",):
+                if hasattr(e, sub):
+                    walk(getattr(e, sub))
+
+    walk(decl.format)
+    return out
+
+
+class _OpPlan:
+    """Precomputed keyword tables for one declaration."""
+
+    __slots__ = ("decl", "op_name", "operand_kw", "attr_kw", "region_kw", "region_arg_kw",
+                 "index_lists", "allowed", "fixed_results", "returns", "symbol_attr",
+                 "has_segments_hint")
+
+    def __init__(self, decl: OpDef) -> None:
+        self.decl = decl
+        self.op_name = decl.name
+        self.operand_kw = {python_name(o.name): o for o in decl.operands}
+        self.index_lists = _index_lists(decl)
+        hidden = set(self.index_lists.values())
+        self.attr_kw = {a.keyword: a for a in decl.attrs if a.name not in hidden}
+        self.region_kw = {python_name(r.name): r for r in decl.regions}
+        self.region_arg_kw = {r.arg_keyword: r for r in decl.regions if r.arg_keyword}
+        self.allowed = (set(self.operand_kw) | set(self.attr_kw) | set(self.region_kw)
+                        | set(self.region_arg_kw) | {"location_id"})
+        if decl.results:
+            self.allowed |= {"results", "name", "names", "result_names"}
+        fixed = [r.constraint.fixed for r in decl.results if not r.variadic]
+        self.fixed_results = (tuple(fixed) if decl.results and all(
+            not r.variadic and r.constraint.fixed is not None for r in decl.results) else None)
+        if not decl.results:
+            self.returns = "none"
+        elif len(decl.results) == 1 and not decl.results[0].variadic:
+            self.returns = "one"
+        else:
+            self.returns = "list"
+        sym = decl.symbol_trait
+        self.symbol_attr = sym.attr if sym else None
+
+
+class OpCallable:
+    """A generated builder method for one op (keyword-only arguments named after fields)."""
+
+    def __init__(self, builder: LoomBuilder, plan: _OpPlan, method_name: str) -> None:
+        self._builder = builder
+        self._plan = plan
+        self.__name__ = method_name
+        self.__qualname__ = f"{plan.decl.dialect}.{method_name}"
+        self.__doc__ = f"{plan.decl.doc}\n\nBuilds ``{plan.decl.name}``, e.g. " \
+                       f"``{plan.decl.examples[0].text.splitlines()[0]}``."
+        self.__signature__ = _signature(plan)
+
+    @property
+    def op_def(self) -> OpDef:
+        """The declaration this method builds."""
+        return self._plan.decl
+
+    def __call__(self, **kwargs: Any) -> Value | list[Value] | None:
+        return self._builder._build(self._plan, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<builder method {self.__qualname__}{self.__signature__}>"
+
+
+def _signature(plan: _OpPlan) -> inspect.Signature:
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = []
+    for name in plan.operand_kw:
+        params.append(inspect.Parameter(name, kw, default=(
+            inspect.Parameter.empty if not (plan.operand_kw[name].variadic
+                                            or plan.operand_kw[name].optional) else None)))
+    for name, a in plan.attr_kw.items():
+        required = not a.optional and a.kind not in (AttrKind.UNIT,)
+        params.append(inspect.Parameter(name, kw, default=(
+            inspect.Parameter.empty if required else None)))
+    for name in plan.region_arg_kw:
+        params.append(inspect.Parameter(name, kw, default=None))
+    for name in plan.region_kw:
+        params.append(inspect.Parameter(name, kw, default=None))
+    if plan.decl.results:
+        params.append(inspect.Parameter("results", kw, default=(
+            None if plan.fixed_results else inspect.Parameter.empty)))
+        for n in ("name", "names", "result_names"):
+            params.append(inspect.Parameter(n, kw, default=None))
+    params.append(inspect.Parameter("location_id", kw, default=None))
+    return inspect.Signature(params)
+
+
+class DialectBuilder:
+    """The methods of one dialect (``builder.kernel``, ``builder.scalar``...)."""
+
+    def __init__(self, dialect: str) -> None:
+        self._dialect = dialect
+
+    def __repr__(self) -> str:
+        methods = sorted(k for k, v in vars(self).items() if isinstance(v, OpCallable))
+        return f"<{self._dialect} builder: {', '.join(methods)}>"
+
+    def __dir__(self) -> list[str]:
+        return sorted(k for k, v in vars(self).items() if isinstance(v, OpCallable))
+
+
+class LoomBuilder:
+    """Builds ops into a module: dialect namespaces, insertion point and current location."""
+
+    def __init__(self, module: Module, ops: OpRegistry | Iterable[OpDef] | None = None,
+                 insertion_block: Block | None = None) -> None:
+        self.module = module
+        self.registry = as_registry(ops)
+        self._block = insertion_block
+        self._location_id = 0
+        self.last_op: Operation | None = None
+        """The op most recently built (handy for reaching its regions)."""
+        for dialect, defs in self.registry.dialects().items():
+            ns = DialectBuilder(dialect)
+            for d in defs:
+                method = self.registry.builder_name(d)
+                setattr(ns, method, OpCallable(self, _plan_for(d), method))
+            attr = dialect + "_" if dialect in _BUILDER_MEMBERS else dialect
+            setattr(self, attr, ns)
+
+    # ------------------------------------------------------------------ insertion and values
+
+    @property
+    def insertion_block_current(self) -> Block | None:
+        """The block new non-symbol ops go to."""
+        return self._block
+
+    @contextmanager
+    def insertion_block(self, block: Block) -> Iterator[Block]:
+        """Append new ops to ``block`` inside the ``with`` statement."""
+        if not isinstance(block, Block):
+            raise LoomBuilderError(f"insertion_block() needs a Block, got {block!r}")
+        saved, self._block = self._block, block
+        try:
+            yield block
+        finally:
+            self._block = saved
+
+    @contextmanager
+    def location(self, location_id: int) -> Iterator[int]:
+        """Use ``location_id`` for ops built inside the ``with`` statement."""
+        self._check_location(location_id, "location()")
+        saved, self._location_id = self._location_id, location_id
+        try:
+            yield location_id
+        finally:
+            self._location_id = saved
+
+    def value(self, name: str | None, type: Type) -> Value:
+        """A new value (for signature arguments of kernel.def / func.def)."""
+        if not isinstance(type, Type):
+            raise LoomBuilderError(f"value(): type must be a Loom type, got {type!r}")
+        self._check_name(name, "value()")
+        return self.module.add_value(type, name)
+
+    def region(self, args: Sequence[tuple[str | None, Type]] = ()) -> Region:
+        """A single-block region whose entry block has the named arguments."""
+        for pair in args:
+            self._check_pair(pair, "region()")
+        return Region([Block(tuple(self.module.add_value(t, n) for n, t in args))])
+
+    def build(self, op_name: str, **kwargs: Any) -> Value | list[Value] | None:
+        """Build any registered op by name with the same keywords as its generated method."""
+        d = self.registry.get(op_name)
+        if d is None:
+            raise LoomBuilderError(self.registry.unknown_message(op_name))
+        return self._build(_plan_for(d), kwargs)
+
+    # ------------------------------------------------------------------ the build
+
+    def _build(self, plan: _OpPlan, kw: dict[str, Any]) -> Value | list[Value] | None:
+        decl = plan.decl
+        op_name = decl.name
+
+        def fail(msg: str) -> LoomBuilderError:
+            return LoomBuilderError(f"{op_name}: {msg}")
+
+        unknown = [k for k in kw if k not in plan.allowed]
+        if unknown:
+            raise fail(f"unknown keyword '{unknown[0]}'; expected "
+                       + ", ".join(sorted(plan.allowed)))
+
+        attrs: dict[str, Any] = {}
+        groups: dict[str, tuple[Value, ...]] = {}
+        for key, o in plan.operand_kw.items():
+            raw = kw.get(key)
+            static_attr = plan.index_lists.get(o.name)
+            if static_attr is not None:
+                vals, static = self._split_indices(raw, key, fail)
+                groups[o.name] = vals
+                if static is not None:
+                    attrs[static_attr] = static
+                continue
+            if o.variadic:
+                if raw is None:
+                    raw = ()
+                if isinstance(raw, Value) or not isinstance(raw, (list, tuple)):
+                    raise fail(f"operand '{key}' takes a list of values, got {raw!r}")
+                vals = tuple(raw)
+            elif raw is None:
+                if not o.optional:
+                    raise fail(f"missing operand '{key}'")
+                vals = ()
+            else:
+                vals = (raw,)
+            for v in vals:
+                self._check_value(v, key, fail)
+            groups[o.name] = vals
+
+        for key, a in plan.attr_kw.items():
+            raw = kw.get(key)
+            if raw is None or (a.kind == AttrKind.UNIT and raw is False):
+                if not a.optional:
+                    raise fail(f"missing attribute '{key}'")
+                continue
+            value = _coerce_attr(a, raw)
+            problem = attr_problem(a, value)
+            if problem:
+                raise fail(problem)
+            attrs[a.name] = value
+
+        result_types = self._result_types(plan, kw.get("results"), fail)
+        result_groups = _group_types(decl, result_types, fail)
+        names = self._result_names(kw, len(result_types), fail)
+
+        violations = check_field_types(decl, groups, result_groups)
+        if violations:
+            raise fail(violations[0].message)
+
+        regions = self._regions(plan, kw, groups, result_groups, fail)
+        location_id = kw.get("location_id")
+        if location_id is None:
+            location_id = self._location_id
+        self._check_location(location_id, op_name)
+
+        sym_name = attrs.get(plan.symbol_attr) if plan.symbol_attr else None
+        if plan.symbol_attr:
+            if sym_name in self.module.symbols:
+                raise fail(f"symbol '@{sym_name}' is already defined")
+        elif self._block is None:
+            raise fail("no insertion block; use 'with builder.insertion_block(block):'")
+
+        # Everything is valid: create the values and the op.
+        operands, segments = pack_operands(decl, groups)
+        if segments is not None:
+            attrs[SEGMENTS_ATTR] = segments
+        made_regions = tuple(r.materialize(self) for r in regions if r is not None)
+        results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
+        op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions,
+                       location_id)
+        if plan.symbol_attr:
+            body = self.module.body
+            op.leading_blank_line = bool(body.ops)
+            body.ops.append(op)
+            self.module.symbols[sym_name] = op
+        else:
+            self._block.ops.append(op)
+        self.last_op = op
+        if plan.returns == "none":
+            return None
+        if plan.returns == "one":
+            return results[0]
+        return list(results)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _check_value(self, v: Any, key: str, fail) -> None:  # noqa: ANN001
+        if not isinstance(v, Value):
+            raise fail(f"operand '{key}' must be a value, got {v!r}")
+        values = self.module.values
+        if not (v.id < len(values) and values[v.id] is v):
+            raise fail(f"operand '{key}' ({v!r}) belongs to another module")
+
+    def _split_indices(self, raw: Any, key: str, fail) -> tuple[tuple[Value, ...], tuple | None]:  # noqa: ANN001
+        if raw is None:
+            raw = ()
+        if not isinstance(raw, (list, tuple)):
+            raise fail(f"'{key}' takes a list of ints and values, got {raw!r}")
+        vals: list[Value] = []
+        static: list[int] = []
+        any_static = False
+        for x in raw:
+            if isinstance(x, Value):
+                self._check_value(x, key, fail)
+                vals.append(x)
+                static.append(DYNAMIC_INDEX)
+            elif isinstance(x, int) and not isinstance(x, bool):
+                if not 0 <= x < 2**63:
+                    raise fail(f"static index {x} in '{key}' must be a non-negative 64-bit int")
+                static.append(x)
+                any_static = True
+            else:
+                raise fail(f"'{key}' entries must be ints or values, got {x!r}")
+        return tuple(vals), (tuple(static) if any_static else None)
+
+    def _result_types(self, plan: _OpPlan, raw: Any, fail) -> tuple[Type, ...]:  # noqa: ANN001
+        decl = plan.decl
+        if not decl.results:
+            return ()
+        if raw is None:
+            if plan.fixed_results is None:
+                raise fail("missing 'results=' (the result types)")
+            return plan.fixed_results
+        if isinstance(raw, Type) or not isinstance(raw, (list, tuple)):
+            raise fail(f"'results' takes a list of types, got {raw!r}")
+        for t in raw:
+            if not isinstance(t, Type):
+                raise fail(f"'results' entries must be Loom types, got {t!r}")
+        return tuple(raw)
+
+    def _result_names(self, kw: dict[str, Any], count: int, fail) -> list[str | None]:  # noqa: ANN001
+        name = kw.get("name")
+        many = kw.get("names") if kw.get("names") is not None else kw.get("result_names")
+        if name is not None and many is not None:
+            raise fail("pass either 'name' or 'names', not both")
+        if name is not None:
+            if count != 1:
+                raise fail(f"'name' names one result but the op has {count}; use 'names'")
+            names = [name]
+        elif many is not None:
+            names = list(many)
+            if len(names) != count:
+                raise fail(f"'names' has {len(names)} entries for {count} results")
+        else:
+            names = [None] * count
+        for n in names:
+            self._check_name(n, decl_name_hint="", fail=fail)
+        return names
+
+    def _check_name(self, name: str | None, decl_name_hint: str = "", fail=None) -> None:  # noqa: ANN001
+        if name is None:
+            return
+        if not isinstance(name, str) or not _IDENT.match(name):
+            msg = (f"invalid SSA name {name!r}: use letters, digits, '_', '$' or '-', not "
+                   "starting with a digit")
+            raise fail(msg) if fail else LoomBuilderError(f"{decl_name_hint}: {msg}")
+
+    def _check_pair(self, pair: Any, where: str) -> None:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Type)):
+            raise LoomBuilderError(f"{where}: arguments are (name, type) pairs, got {pair!r}")
+        self._check_name(pair[0], where)
+
+    def _check_location(self, location_id: Any, where: str) -> None:
+        if (not isinstance(location_id, int) or isinstance(location_id, bool)
+                or not 0 <= location_id < len(self.module.locations)):
+            raise LoomBuilderError(
+                f"{where}: location_id {location_id!r} is not an id in this module's location "
+                f"table (0..{len(self.module.locations) - 1}); create one with "
+                "module.add_location(...)")
+
+    def _regions(self, plan: _OpPlan, kw: dict[str, Any], groups, result_groups, fail
+                 ) -> list[_PendingRegion | None]:  # noqa: ANN001
+        pending: list[_PendingRegion | None] = []
+        for key, rd in plan.region_kw.items():
+            region = kw.get(key)
+            if region is not None and not isinstance(region, Region):
+                raise fail(f"region '{key}' must be a Region, got {region!r}")
+            arg_spec = kw.get(rd.arg_keyword) if rd.arg_keyword else None
+            if region is None and rd.optional and arg_spec is None:
+                pending.append(None)
+                continue
+            if region is not None and len(region.blocks) != 1 and rd.single_block:
+                raise fail(f"region '{key}' must have exactly one block")
+            expected = self._region_arg_types(rd, groups, result_groups)
+            pending.append(_PendingRegion(rd, region, arg_spec, expected, self, fail, key))
+        if None in pending and any(p is not None for p in pending[pending.index(None):]):
+            raise fail("an optional region may only be omitted after the regions before it")
+        return pending
+
+    def _region_arg_types(self, rd: RegionDef, groups, result_groups) -> tuple[Type, ...] | None:  # noqa: ANN001
+        if rd.arg_source != ArgSource.DERIVED:
+            return None
+        types: list[Type] = []
+        for src in rd.derived_from:
+            first_only = src.startswith("~")
+            name = src.lstrip("~")
+            vals = groups.get(name)
+            if vals is None:
+                ts = [t for t in result_groups.get(name, ())]
+            else:
+                ts = [v.type for v in vals]
+            types.extend(ts[:1] if first_only else ts)
+        return tuple(types)
+
+
+class _PendingRegion:
+    """A validated region waiting to be attached (args created only on success)."""
+
+    def __init__(self, rd: RegionDef, region: Region | None, arg_spec: Any,
+                 expected: tuple[Type, ...] | None, builder: LoomBuilder, fail, key: str  # noqa: ANN001
+                 ) -> None:
+        self.rd, self.region, self.arg_spec, self.expected = rd, region, arg_spec, expected
+        existing = region.blocks[0].args if region is not None and region.blocks else ()
+        if rd.arg_source == ArgSource.PAIRS and arg_spec is not None:
+            if existing:
+                raise fail(f"region '{key}' already has arguments; drop '{rd.arg_keyword}'")
+            if not isinstance(arg_spec, (list, tuple)):
+                raise fail(f"'{rd.arg_keyword}' takes a list of (name, type) pairs")
+            for pair in arg_spec:
+                builder._check_pair(pair, rd.arg_keyword)
+        elif rd.arg_source == ArgSource.VALUES and arg_spec is not None:
+            if existing:
+                raise fail(f"region '{key}' already has arguments; drop '{rd.arg_keyword}'")
+            if not isinstance(arg_spec, (list, tuple)):
+                raise fail(f"'{rd.arg_keyword}' takes a list of values from builder.value()")
+            for v in arg_spec:
+                builder._check_value(v, rd.arg_keyword, fail)
+        elif expected is not None and existing:
+            got = tuple(v.type for v in existing)
+            if got != expected:
+                raise fail(f"region '{key}' arguments have types ({', '.join(map(str, got))}), "
+                           f"expected ({', '.join(map(str, expected))})")
+        if region is not None and region.blocks:
+            ops = region.blocks[-1].ops
+            last = ops[-1].name if ops else None
+            if rd.terminator and last is not None and last != rd.terminator:
+                term = builder.registry.get(last)
+                if term is not None and term.is_terminator:
+                    raise fail(f"region '{key}' must end with '{rd.terminator}', not '{last}'")
+
+    def materialize(self, builder: LoomBuilder) -> Region:
+        rd = self.rd
+        region = self.region if self.region is not None else Region()
+        entry = region.blocks[0]
+        if rd.arg_source == ArgSource.PAIRS and self.arg_spec is not None:
+            entry.args = tuple(builder.module.add_value(t, n) for n, t in self.arg_spec)
+        elif rd.arg_source == ArgSource.VALUES and self.arg_spec is not None:
+            entry.args = tuple(self.arg_spec)
+        elif self.expected is not None and not entry.args and self.expected:
+            entry.args = tuple(builder.module.add_value(t) for t in self.expected)
+        if rd.implicit_terminator and rd.terminator in builder.registry:
+            for block in region.blocks:
+                last = block.ops[-1] if block.ops else None
+                last_decl = builder.registry.get(last.name) if last else None
+                if last_decl is None or not last_decl.is_terminator:
+                    block.ops.append(Operation(rd.terminator, location_id=builder._location_id))
+        return region
+
+
+def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[Type, ...]]:  # noqa: ANN001
+    fixed = sum(1 for r in decl.results if not r.variadic)
+    variadic = [r for r in decl.results if r.variadic]
+    if len(types) < fixed or (not variadic and len(types) != fixed):
+        raise fail(f"expected {fixed}{' or more' if variadic else ''} result types, "
+                   f"got {len(types)}")
+    out, pos, extra = {}, 0, len(types) - fixed
+    for r in decl.results:
+        n = extra if r.variadic else 1
+        out[r.name] = types[pos:pos + n]
+        pos += n
+    return out
+
+
+def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
+    """Accept builder-friendly spellings: lists for tuples, ``@sym`` for symbols."""
+    if a.kind in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES) and isinstance(
+            raw, list):
+        return tuple(raw)
+    if a.kind == AttrKind.SYMBOL and isinstance(raw, str) and raw.startswith("@"):
+        return raw[1:]
+    if a.kind == AttrKind.FLAGS and isinstance(raw, str):
+        try:
+            return a.flags.canonical(raw)
+        except ValueError:
+            return raw
+    if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    return raw
+
+
+_PLANS: dict[int, _OpPlan] = {}
+
+
+def _plan_for(decl: OpDef) -> _OpPlan:
+    plan = _PLANS.get(id(decl))
+    if plan is None or plan.decl is not decl:
+        plan = _PLANS[id(decl)] = _OpPlan(decl)
+    return plan
+
+
+def module_builder(ops: OpRegistry | Iterable[OpDef] | None = None, types: Any = None,
+                   module: Module | None = None, insertion_block: Block | None = None
+                   ) -> tuple[Module, LoomBuilder]:
+    """A new (or given) module and a builder for it."""
+    module = module if module is not None else Module()
+    return module, LoomBuilder(module, ops, insertion_block)

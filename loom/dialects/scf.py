@@ -1,0 +1,183 @@
+"""scf: structured control flow (counted loops, conditionals, while loops, select)."""
+
+from loom.dsl import (
+    ADDRESS,
+    ANY,
+    I1_T,
+    INDEX_T,
+    ArgSource,
+    Attr,
+    AttrDef,
+    AttrKind,
+    BindingList,
+    BlockArgs,
+    Clause,
+    EnumDef,
+    Example,
+    HasParent,
+    Kw,
+    Operand,
+    OptionalGroup,
+    Pure,
+    Ref,
+    RegionArg,
+    RegionDef,
+    RegionRef,
+    Refs,
+    Result,
+    ResultTypeList,
+    SameType,
+    SameTypeAt,
+    Terminator,
+    TypeOf,
+    TypesOf,
+    Violation,
+    op,
+)
+
+
+def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
+    attrs = op.attributes
+    if "unroll_policy" in attrs and op.operands[3:4] and _has_unroll_factor(op, ctx):
+        return [Violation("STRUCTURE/014", "bare 'unroll' cannot be combined with an unroll "
+                          "factor", "unroll_policy")]
+    if "unroll_schedule" in attrs and "unroll_policy" not in attrs and not _has_unroll_factor(
+            op, ctx):
+        return [Violation("STRUCTURE/014", "'schedule' requires an unroll directive",
+                          "unroll_schedule")]
+    return []
+
+
+def _has_unroll_factor(op, ctx) -> bool:  # noqa: ANN001
+    return bool(ctx.operand_values(op, "unroll_factor"))
+
+
+FOR = op(
+    "scf.for",
+    "Counted loop from lower_bound (inclusive) to upper_bound (exclusive) by a positive step.",
+    operands=[Operand("lower_bound", ADDRESS), Operand("upper_bound", ADDRESS),
+              Operand("step", ADDRESS), Operand("iter_args", ANY, variadic=True),
+              Operand("unroll_factor", INDEX_T, optional=True)],
+    results=[Result("results", ANY, variadic=True)],
+    attrs=[
+        AttrDef("unroll_policy", AttrKind.UNIT, optional=True),
+        AttrDef("unroll_schedule", AttrKind.ENUM, optional=True,
+                enum=EnumDef("schedule", ("linear", "interleaved", "recurrence"))),
+    ],
+    regions=[RegionDef("body", terminator="scf.yield", implicit_terminator=True,
+                       arg_source=ArgSource.DERIVED, derived_from=("~lower_bound", "iter_args"),
+                       yields="results")],
+    traits=[SameType(("lower_bound", "upper_bound", "step")), SameTypeAt("iter_args", "results")],
+    format=[
+        RegionArg("body", 0), Kw("="), Kw("["), Ref("lower_bound"), Kw("to"), Ref("upper_bound"),
+        Kw("step"), Ref("step"), Kw("]"), BindingList("iter_args", "body", skip=1),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        OptionalGroup("unroll_factor", Clause("unroll", Ref("unroll_factor"))),
+        OptionalGroup("unroll_policy", Kw("unroll")),
+        OptionalGroup("unroll_schedule", Clause("schedule", Attr("unroll_schedule"))),
+        RegionRef("body"),
+    ],
+    examples=[
+        Example("scf.for %iv = [%lo to %hi step %st] {\n}", "%lo: index, %hi: index, %st: index"),
+        Example("%sum = scf.for %iv = [%lo to %hi step %st](%acc = %init : f32) -> (f32) {\n"
+                "  %next = scalar.addf %acc, %init : f32\n"
+                "  scf.yield %next : f32\n"
+                "}", "%lo: index, %hi: index, %st: index, %init: f32"),
+    ],
+    verifier=_verify_for,
+)
+
+
+def _verify_if(op, ctx) -> list[Violation]:  # noqa: ANN001
+    if op.results and ctx.region(op, "else_region") is None:
+        return [Violation("STRUCTURE/007", "'scf.if' with results needs an else region",
+                          "else_region")]
+    return []
+
+
+IF = op(
+    "scf.if",
+    "Runs then_region when the condition holds, else_region otherwise; yields the results.",
+    operands=[Operand("condition", I1_T)],
+    results=[Result("results", ANY, variadic=True)],
+    regions=[
+        RegionDef("then_region", terminator="scf.yield", implicit_terminator=True,
+                  yields="results"),
+        RegionDef("else_region", terminator="scf.yield", implicit_terminator=True,
+                  optional=True, yields="results"),
+    ],
+    format=[
+        Ref("condition"), OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RegionRef("then_region"), OptionalGroup("else_region", Kw("else"), RegionRef("else_region")),
+    ],
+    examples=[
+        Example("scf.if %c {\n}", "%c: i1"),
+        Example("%r = scf.if %c -> (f32) {\n  scf.yield %a : f32\n} else {\n"
+                "  scf.yield %b : f32\n}", "%c: i1, %a: f32, %b: f32"),
+    ],
+    verifier=_verify_if,
+)
+
+YIELD = op(
+    "scf.yield",
+    "Ends an scf region, passing values to the parent op.",
+    operands=[Operand("values", ANY, variadic=True)],
+    traits=[Terminator(values="values"), HasParent(("scf.for", "scf.if", "scf.while"))],
+    format=[Refs("values"), OptionalGroup("values", Kw(":"), TypesOf("values"))],
+    examples=[Example("%r = scf.if %c -> (i32) {\n  scf.yield %a : i32\n} else {\n"
+                      "  scf.yield %b : i32\n}", "%c: i1, %a: i32, %b: i32")],
+)
+
+SELECT = op(
+    "scf.select",
+    "Chooses true_value when the condition holds, else false_value (whole values).",
+    operands=[Operand("condition", I1_T), Operand("true_value", ANY),
+              Operand("false_value", ANY)],
+    results=[Result("result", ANY)],
+    traits=[Pure(), SameType(("true_value", "false_value", "result"))],
+    format=[Ref("condition"), Kw(","), Ref("true_value"), Kw(","), Ref("false_value"), Kw(":"),
+            TypeOf("result")],
+    examples=[Example("%r = scf.select %c, %a, %b : i32", "%c: i1, %a: i32, %b: i32")],
+)
+
+WHILE = op(
+    "scf.while",
+    "Runs before; scf.condition decides whether after runs and what it receives.",
+    operands=[Operand("iter_args", ANY, variadic=True)],
+    results=[Result("results", ANY, variadic=True)],
+    regions=[
+        RegionDef("before", terminator="scf.condition", arg_source=ArgSource.DERIVED,
+                  derived_from=("iter_args",), yields="results"),
+        RegionDef("after", terminator="scf.yield", arg_source=ArgSource.DERIVED,
+                  derived_from=("results",), yields="iter_args"),
+    ],
+    format=[
+        BindingList("iter_args", "before"),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RegionRef("before"), Kw("do"), BlockArgs("after", omit_empty=True), RegionRef("after"),
+    ],
+    examples=[Example(
+        "%r = scf.while(%x = %init : index) -> (index) {\n"
+        "  %go = index.cmp slt, %x, %n : index\n"
+        "  scf.condition %go, %x : i1, index\n"
+        "} do(%y: index) {\n"
+        "  %next = index.add %y, %y : index\n"
+        "  scf.yield %next : index\n"
+        "}", "%init: index, %n: index")],
+)
+
+CONDITION = op(
+    "scf.condition",
+    "Ends scf.while's before region: continue when true, forwarding values to after.",
+    operands=[Operand("condition", I1_T), Operand("forwarded", ANY, variadic=True)],
+    traits=[Terminator(values="forwarded"), HasParent(("scf.while",))],
+    format=[Refs("condition", "forwarded"), Kw(":"), TypesOf("condition", "forwarded")],
+    examples=[Example(
+        "scf.while {\n"
+        "  scf.condition %c : i1\n"
+        "} do {\n"
+        "  scf.yield\n"
+        "}", "%c: i1")],
+)
+
+OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION)

@@ -1,0 +1,604 @@
+"""The declaration vocabulary: every Loom op is declared once with these records.
+
+An :class:`OpDef` names the op and lists its operands, results, attributes (with enums and
+flag sets), regions, traits, type constraints, assembly format, builder name, a one-line doc and
+canonical examples. The builder, printer, parser, verifier, bytecode, interpreter and highlighter
+all read these records; none of them spells an op name.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loom.ir.types import (
+    BUFFER_TYPE,
+    I1,
+    I32,
+    INDEX,
+    OFFSET,
+    ScalarType,
+    ShapedType,
+    Type,
+    TypeKind,
+)
+
+# --------------------------------------------------------------------------- type constraints
+
+
+@dataclass(frozen=True)
+class TypeConstraint:
+    """A named set of types an operand or result may have."""
+
+    description: str
+    accepts: Callable[[Type], bool] = field(compare=False)
+    fixed: Type | None = None
+    """The single allowed type, when there is one (lets builders and parsers infer it)."""
+
+    def __call__(self, t: Type) -> bool:
+        return self.accepts(t)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+def _scalar(pred: Callable[[ScalarType], bool]) -> Callable[[Type], bool]:
+    return lambda t: isinstance(t, ScalarType) and pred(t)
+
+
+def Is(t: Type) -> TypeConstraint:  # noqa: N802 - reads like a type in declarations
+    """Exactly type ``t``."""
+    return TypeConstraint(str(t), lambda x: x == t, fixed=t)
+
+
+ANY = TypeConstraint("any type", lambda t: True)
+INDEX_T = Is(INDEX)
+OFFSET_T = Is(OFFSET)
+I1_T = Is(I1)
+I32_T = Is(I32)
+BUFFER_T = Is(BUFFER_TYPE)
+ADDRESS = TypeConstraint("index or offset", _scalar(lambda t: t.is_address))
+INTEGER = TypeConstraint("an integer type (i1..i64)", _scalar(lambda t: t.is_integer))
+FLOAT = TypeConstraint("a float type", _scalar(lambda t: t.is_float))
+INTEGER_OR_ADDRESS = TypeConstraint(
+    "an integer, index or offset type", _scalar(lambda t: t.is_integer or t.is_address))
+NUMERIC = TypeConstraint("an integer or float type", _scalar(lambda t: t.is_integer or t.is_float))
+SCALAR = TypeConstraint("a scalar type", lambda t: isinstance(t, ScalarType))
+BYTE_PATTERN = TypeConstraint(
+    "an 8-, 16-, 32- or 64-bit integer or float type",
+    _scalar(lambda t: (t.is_integer and t.bit_width >= 8) or t.is_float))
+VIEW = TypeConstraint("a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW)
+VALUE_TYPE = TypeConstraint(
+    "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION)
+
+# --------------------------------------------------------------------------- fields
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An operand field. ``variadic`` takes a list; ``optional`` takes zero or one value."""
+
+    name: str
+    constraint: TypeConstraint = ANY
+    variadic: bool = False
+    optional: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A result field; ``variadic`` results are a list whose length the caller chooses."""
+
+    name: str
+    constraint: TypeConstraint = ANY
+    variadic: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class EnumDef:
+    """A closed set of keyword cases (stored and passed as strings; encoded by ordinal)."""
+
+    name: str
+    cases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FlagSetDef:
+    """Optional flags printed ``<a|b>``; stored as the canonical ``"a|b"`` string."""
+
+    name: str
+    flags: tuple[str, ...]
+
+    def canonical(self, text: str) -> str:
+        """Normalise ``"nuw|nsw"`` to declaration order; raise ValueError on unknown flags."""
+        parts = [p.strip() for p in text.split("|") if p.strip()]
+        unknown = [p for p in parts if p not in self.flags]
+        if unknown or not parts:
+            raise ValueError(
+                f"unknown {self.name} flag(s) {unknown or [text]}; expected some of "
+                + ", ".join(self.flags))
+        if len(set(parts)) != len(parts):
+            raise ValueError(f"repeated {self.name} flag in {text!r}")
+        return "|".join(f for f in self.flags if f in parts)
+
+
+class AttrKind:
+    """Kinds of attribute values."""
+
+    INT = "int"
+    FLOAT = "float"
+    NUMBER = "number"  # int, bool or float literal (constants)
+    STRING = "string"
+    BOOL = "bool"
+    ENUM = "enum"
+    SYMBOL = "symbol"
+    I64_ARRAY = "i64_array"
+    TYPE_ARRAY = "type_array"
+    PREDICATES = "predicates"
+    UNIT = "unit"
+    FLAGS = "flags"
+
+
+@dataclass(frozen=True)
+class AttrDef:
+    """An attribute field."""
+
+    name: str
+    kind: str
+    enum: EnumDef | None = None
+    flags: FlagSetDef | None = None
+    optional: bool = False
+    default: Any = None
+    """Elided from the attribute dictionary when equal to this value."""
+    builder_keyword: str | None = None
+    """Keyword name in builder methods when it differs from ``name``."""
+    doc: str = ""
+
+    @property
+    def keyword(self) -> str:
+        """The builder keyword for this attribute."""
+        return python_name(self.builder_keyword or self.name)
+
+
+class ArgSource:
+    """Where a region's entry-block arguments come from."""
+
+    NONE = "none"
+    PAIRS = "pairs"  # builder keyword takes [(name, type)]
+    VALUES = "values"  # builder keyword takes [Value] created with builder.value()
+    DERIVED = "derived"  # types derived from operand/result fields
+
+
+@dataclass(frozen=True)
+class RegionDef:
+    """A region field."""
+
+    name: str
+    terminator: str | None = None
+    """Op that must end each block (``None``: any terminator or none)."""
+    implicit_terminator: bool = False
+    """An empty terminator at the end is elided in text and inserted by builder and parser."""
+    optional: bool = False
+    single_block: bool = True
+    arg_source: str = ArgSource.NONE
+    arg_keyword: str | None = None
+    """Builder keyword for PAIRS/VALUES arguments."""
+    yields: str | None = None
+    """Field (results, operands or a type-array attribute) whose types the terminator's passed-on
+    values must match."""
+    derived_from: tuple[str, ...] = ()
+    """For DERIVED: fields whose types give the entry args, in order (operand or result names;
+    a leading ``~`` takes only the first value's type, e.g. the loop induction variable)."""
+    doc: str = ""
+
+
+# --------------------------------------------------------------------------- traits
+
+
+@dataclass(frozen=True)
+class Trait:
+    """Base of op traits."""
+
+
+@dataclass(frozen=True)
+class Pure(Trait):
+    """No side effects; may be removed when unused."""
+
+
+@dataclass(frozen=True)
+class Terminator(Trait):
+    """Must be the last op of its block; ``values`` names the operand field it passes on."""
+
+    values: str | None = None
+
+
+@dataclass(frozen=True)
+class HasParent(Trait):
+    """The immediately enclosing op must be one of ``parents``."""
+
+    parents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HasAncestor(Trait):
+    """Some enclosing op (up to an isolated-from-above boundary, inclusive) must be ``ancestor``."""
+
+    ancestor: str
+
+
+@dataclass(frozen=True)
+class NoAncestor(Trait):
+    """No enclosing op may be ``ancestor``."""
+
+    ancestor: str
+
+
+@dataclass(frozen=True)
+class IsolatedFromAbove(Trait):
+    """Regions cannot use values defined outside the op."""
+
+
+@dataclass(frozen=True)
+class Symbol(Trait):
+    """Defines a module-level symbol named by attribute ``attr``; lives at top level."""
+
+    attr: str
+    kind: str = "func"
+    """Symbol kind: ``record`` (targets), ``kernel`` or ``func``."""
+
+
+@dataclass(frozen=True)
+class SymbolUse(Trait):
+    """Attribute ``attr`` names a symbol whose defining op must be one of ``kinds``."""
+
+    attr: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SameType(Trait):
+    """All listed operand/result fields (every value of variadic ones) have one type."""
+
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SameTypeAt(Trait):
+    """Value lists ``a`` and ``b`` have equal lengths and equal types position by position."""
+
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class MemoryEffect(Trait):
+    """Reads and/or writes memory (affects config-region purity and the sanitizer)."""
+
+    reads: bool = False
+    writes: bool = False
+
+
+@dataclass(frozen=True)
+class Convergent(Trait):
+    """Every workitem of the scope must reach it together (barriers)."""
+
+
+@dataclass(frozen=True)
+class RequiresTogether(Trait):
+    """If any of ``attrs`` is present, all of them must be."""
+
+    attrs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RequiresAttr(Trait):
+    """Attribute ``attr`` may only be present together with ``requires``."""
+
+    attr: str
+    requires: str
+
+
+# --------------------------------------------------------------------------- format elements
+
+
+@dataclass(frozen=True)
+class FormatElement:
+    """Base of assembly-format elements."""
+
+
+@dataclass(frozen=True)
+class Ref(FormatElement):
+    """One SSA operand ``%x``."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class Refs(FormatElement):
+    """Comma-separated operands of one or more fields (variadic allowed)."""
+
+    fields: tuple[str, ...]
+
+    def __init__(self, *fields: str) -> None:
+        object.__setattr__(self, "fields", fields)
+
+
+@dataclass(frozen=True)
+class Subscript(FormatElement):
+    """``[%a, %b]`` glued to the previous token."""
+
+    fields: tuple[str, ...]
+
+    def __init__(self, *fields: str) -> None:
+        object.__setattr__(self, "fields", fields)
+
+
+@dataclass(frozen=True)
+class IndexList(FormatElement):
+    """``[0, %i, 4]`` glued: static ints from attr ``static`` mixed with operands ``dynamic``."""
+
+    dynamic: str
+    static: str
+
+
+@dataclass(frozen=True)
+class TypeOf(FormatElement):
+    """The type of a single operand or result field."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class TypesOf(FormatElement):
+    """Comma-separated types of the values of one or more fields."""
+
+    fields: tuple[str, ...]
+
+    def __init__(self, *fields: str) -> None:
+        object.__setattr__(self, "fields", fields)
+
+
+@dataclass(frozen=True)
+class ResultTypeList(FormatElement):
+    """``(T, U)`` result types (parenthesised unless ``parens`` is False); never glued."""
+
+    field: str
+    parens: bool = True
+
+
+@dataclass(frozen=True)
+class Attr(FormatElement):
+    """An attribute value: enum keyword, string, number, bool."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class SymbolRef(FormatElement):
+    """``@name`` from a symbol attribute."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class TemplateParam(FormatElement):
+    """``<value>`` of an attribute, glued to the op name."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class Flags(FormatElement):
+    """``<a|b>`` of a flags attribute, glued to the op name; omitted when absent."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class Kw(FormatElement):
+    """A literal token (``to``, ``->``, ``:``, ``,``...)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Glue(FormatElement):
+    """No space before the next token."""
+
+
+@dataclass(frozen=True)
+class Clause(FormatElement):
+    """``name(`` inner ``)``."""
+
+    name: str
+    inner: tuple[FormatElement, ...]
+
+    def __init__(self, name: str, *inner: FormatElement) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "inner", inner)
+
+
+@dataclass(frozen=True)
+class AttrDict(FormatElement):
+    """``{k = v, ...}`` of the attributes not printed by other elements; omitted when empty."""
+
+
+@dataclass(frozen=True)
+class OptionalGroup(FormatElement):
+    """``inner`` is printed only when field ``anchor`` is present (non-empty)."""
+
+    anchor: str
+    inner: tuple[FormatElement, ...]
+
+    def __init__(self, anchor: str, *inner: FormatElement) -> None:
+        object.__setattr__(self, "anchor", anchor)
+        object.__setattr__(self, "inner", inner)
+
+
+@dataclass(frozen=True)
+class BlockArgs(FormatElement):
+    """``(%a: T, ...)`` entry args of a region, glued; ``()`` when empty unless ``omit_empty``."""
+
+    region: str
+    omit_empty: bool = False
+
+
+@dataclass(frozen=True)
+class RegionArg(FormatElement):
+    """The name of entry argument ``index`` of a region (the loop induction variable)."""
+
+    region: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class BindingList(FormatElement):
+    """``(%arg = %init : T, ...)`` glued: region entry args after the first ``skip``, bound to
+    the values of operand field ``field``; omitted when empty."""
+
+    field: str
+    region: str
+    skip: int = 0
+
+
+@dataclass(frozen=True)
+class PredicateList(FormatElement):
+    """``[mul(%a, 16), range(%n, 1, 4)]``; never glued; ``[]`` when empty."""
+
+    field: str
+
+
+@dataclass(frozen=True)
+class RegionRef(FormatElement):
+    """A region: `` {`` newline, the body indented, ``}``; later tokens continue on that line."""
+
+    field: str
+
+
+# --------------------------------------------------------------------------- examples and ops
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A problem found by a per-op verifier hook; ``field`` names the offending field."""
+
+    code: str
+    message: str
+    field: str | None = None
+
+
+
+@dataclass(frozen=True)
+class Example:
+    """Canonical text of the op. ``args`` declares the free values it uses
+    (``"%a: i32, %b: i32"``); ``top_level`` examples are whole modules."""
+
+    text: str
+    args: str = ""
+    top_level: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """The one declaration of an op."""
+
+    name: str
+    doc: str
+    operands: tuple[Operand, ...] = ()
+    results: tuple[Result, ...] = ()
+    attrs: tuple[AttrDef, ...] = ()
+    regions: tuple[RegionDef, ...] = ()
+    traits: tuple[Trait, ...] = ()
+    format: tuple[FormatElement, ...] = ()
+    legacy_formats: tuple[tuple[FormatElement, ...], ...] = ()
+    """Older spellings the parser also accepts; the printer always uses ``format``."""
+    builder: str | None = None
+    """Builder method name override (else derived by the naming rule)."""
+    examples: tuple[Example, ...] = ()
+    verifier: Callable[..., Any] | None = None
+    """Extra per-op check ``verifier(op, ctx)`` for rules the generic checks cannot express."""
+
+    def __post_init__(self) -> None:
+        names = ([o.name for o in self.operands] + [r.name for r in self.results]
+                 + [a.name for a in self.attrs] + [r.name for r in self.regions])
+        if len(set(names)) != len(names):
+            raise ValueError(f"'{self.name}' declares a field name twice: {names}")
+        if not self.examples:
+            raise ValueError(f"'{self.name}' needs at least one canonical example")
+        object.__setattr__(self, "_operand_index", {o.name: o for o in self.operands})
+        object.__setattr__(self, "_result_index", {r.name: r for r in self.results})
+        object.__setattr__(self, "_attr_index", {a.name: a for a in self.attrs})
+        object.__setattr__(self, "_region_index", {r.name: r for r in self.regions})
+
+    @property
+    def dialect(self) -> str:
+        """The dialect prefix (``kernel`` for ``kernel.barrier``)."""
+        return self.name.split(".", 1)[0]
+
+    @property
+    def local_name(self) -> str:
+        """The name after the dialect prefix."""
+        return self.name.split(".", 1)[1]
+
+    def operand(self, name: str) -> Operand | None:
+        """The operand field called ``name``."""
+        return self._operand_index.get(name)  # type: ignore[attr-defined]
+
+    def result(self, name: str) -> Result | None:
+        """The result field called ``name``."""
+        return self._result_index.get(name)  # type: ignore[attr-defined]
+
+    def attr(self, name: str) -> AttrDef | None:
+        """The attribute field called ``name``."""
+        return self._attr_index.get(name)  # type: ignore[attr-defined]
+
+    def region(self, name: str) -> RegionDef | None:
+        """The region field called ``name``."""
+        return self._region_index.get(name)  # type: ignore[attr-defined]
+
+    def trait(self, kind: type) -> Any:
+        """The first trait of class ``kind``, or None."""
+        for t in self.traits:
+            if isinstance(t, kind):
+                return t
+        return None
+
+    def traits_of(self, kind: type) -> list[Any]:
+        """Every trait of class ``kind``."""
+        return [t for t in self.traits if isinstance(t, kind)]
+
+    @property
+    def is_terminator(self) -> bool:
+        """True when the op ends its block."""
+        return self.trait(Terminator) is not None
+
+    @property
+    def symbol_trait(self) -> Symbol | None:
+        """The Symbol trait of a symbol-defining op."""
+        return self.trait(Symbol)
+
+
+def python_name(name: str) -> str:
+    """A field or method name made safe for Python (``if`` -> ``if_``)."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def op(name: str, doc: str, **kwargs: Any) -> OpDef:
+    """Declare an op (tuple-ifies list arguments)."""
+    for key in ("operands", "results", "attrs", "regions", "traits", "format", "examples"):
+        if key in kwargs:
+            kwargs[key] = tuple(kwargs[key])
+    if "legacy_formats" in kwargs:
+        kwargs["legacy_formats"] = tuple(tuple(f) for f in kwargs["legacy_formats"])
+    return OpDef(name=name, doc=doc, **kwargs)
+
+
+def ops_by_dialect(defs: Iterable[OpDef]) -> dict[str, list[OpDef]]:
+    """Group declarations by dialect, keeping order."""
+    out: dict[str, list[OpDef]] = {}
+    for d in defs:
+        out.setdefault(d.dialect, []).append(d)
+    return out

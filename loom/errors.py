@@ -1,0 +1,24 @@
+"""The Loom exception hierarchy. Every error carries its diagnostics as data."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loom.diagnostics import Diagnostic
+
+
+class LoomError(Exception):
+    """Base of every error Loom raises on purpose; ``diagnostics`` holds the details."""
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+        super().__init__(message)
+        self.diagnostics: list[Diagnostic] = list(diagnostics or [])
+
+
+class LoomBuilderError(LoomError, TypeError):
+    """Misuse of a builder method (unknown keyword, missing operand, wrong type...)."""
+
+
+class LoomPrintError(LoomError):
+    """A module cannot be printed (for example an op outside the declaration set)."""

@@ -1,0 +1,1 @@
+"""Canonical Loom text: tokenizer, parser and printer."""

@@ -1,0 +1,466 @@
+"""The generic printer: walks each op's declared format to produce canonical text.
+
+Spacing follows one rule: tokens are separated by one space, except no space before a token
+starting with ``,`` ``)`` ``]`` ``}``, none after a token ending with ``(`` ``[`` ``{``, and none
+where the format glues. Regions open with `` {`` at the end of the line and later tokens
+continue after the closing ``}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from loom.dsl import (
+    Attr,
+    AttrDict,
+    AttrKind,
+    BindingList,
+    BlockArgs,
+    Clause,
+    Flags,
+    FormatElement,
+    Glue,
+    IndexList,
+    Kw,
+    OpDef,
+    OptionalGroup,
+    PredicateList,
+    Ref,
+    RegionArg,
+    RegionRef,
+    Refs,
+    ResultTypeList,
+    Subscript,
+    SymbolRef,
+    TemplateParam,
+    TypeOf,
+    TypesOf,
+)
+from loom.errors import LoomPrintError
+from loom.format.text.literals import format_scalar_literal, quote_string
+from loom.ir import (
+    DYNAMIC_INDEX,
+    Block,
+    FileLocation,
+    FusedLocation,
+    Module,
+    OpaqueLocation,
+    Operation,
+    Predicate,
+    Region,
+    TaggedLocation,
+    Type,
+    Value,
+    type_to_text,
+)
+from loom.opview import SEGMENTS_ATTR, operand_groups, region_groups, result_groups
+from loom.registry import OpRegistry, as_registry
+
+INDENT = "  "
+_NO_SPACE_BEFORE = (",", ")", "]", "}")
+_NO_SPACE_AFTER = ("(", "[", "{")
+_GLUE = object()
+
+
+def value_name(v: Value) -> str:
+    """``%name`` or ``%id``."""
+    return "%" + (v.name if v.name is not None else str(v.id))
+
+
+def _bare(v: Value) -> str:
+    return v.name if v.name is not None else str(v.id)
+
+
+def type_text(t: Type) -> str:
+    """A type spelled canonically, naming the values bound to dynamic dims."""
+    return type_to_text(t, _bare)
+
+
+def join_tokens(tokens: list[Any]) -> str:
+    """Join tokens with the spacing rule (``_GLUE`` markers suppress the next space)."""
+    out: list[str] = []
+    glue = True
+    prev = ""
+    for tok in tokens:
+        if tok is _GLUE:
+            glue = True
+            continue
+        if out and not glue and not tok.startswith(_NO_SPACE_BEFORE) and not prev.endswith(
+                _NO_SPACE_AFTER):
+            out.append(" ")
+        out.append(tok)
+        prev = tok
+        glue = False
+    return "".join(out)
+
+
+def consumed_attrs(decl: OpDef) -> frozenset[str]:
+    """Attributes the format prints outside the attribute dictionary."""
+    names: set[str] = {SEGMENTS_ATTR}
+
+    def walk(elems: Iterable[FormatElement]) -> None:
+        for e in elems:
+            if isinstance(e, (Attr, SymbolRef, TemplateParam, Flags, PredicateList,
+                              ResultTypeList)):
+                names.add(e.field)
+            elif isinstance(e, IndexList):
+                names.add(e.static)
+            elif isinstance(e, OptionalGroup):
+                if decl.attr(e.anchor) is not None:
+                    names.add(e.anchor)
+                walk(e.inner)
+            elif isinstance(e, Clause):
+                walk(e.inner)
+
+    walk(decl.format)
+    return frozenset(n for n in names if decl.attr(n) is not None or n == SEGMENTS_ATTR)
+
+
+class _OpContext:
+    """Field lookups for the op being printed."""
+
+    __slots__ = ("op", "decl", "operands", "results", "regions")
+
+    def __init__(self, op: Operation, decl: OpDef) -> None:
+        self.op = op
+        self.decl = decl
+        try:
+            self.operands = operand_groups(op, decl)
+            self.results = result_groups(op, decl)
+        except ValueError as e:
+            raise LoomPrintError(f"cannot print '{op.name}': {e}") from None
+        self.regions = region_groups(op, decl)
+
+    def values(self, field: str) -> tuple[Value, ...]:
+        if field in self.operands:
+            return self.operands[field]
+        if field in self.results:
+            return self.results[field]
+        raise LoomPrintError(f"'{self.decl.name}' format names unknown value field '{field}'")
+
+    def present(self, field: str) -> bool:
+        if field in self.operands:
+            return bool(self.operands[field])
+        if field in self.results:
+            return bool(self.results[field])
+        if field in self.regions:
+            return self.regions[field] is not None
+        value = self.op.attributes.get(field)
+        return value is not None and value != () and value is not False
+
+
+class Printer:
+    """Prints modules and ops canonically for one declaration set."""
+
+    def __init__(self, ops: OpRegistry | Iterable[Any] | None = None, *,
+                 print_locations: bool = False) -> None:
+        self.registry = as_registry(ops)
+        self.print_locations = print_locations
+        self._consumed: dict[str, frozenset[str]] = {}
+        self._module: Module | None = None
+        self._lines: list[str] = []
+
+    # ------------------------------------------------------------------ entry points
+
+    def print_module(self, module: Module) -> str:
+        """The module's canonical text, ending in one newline."""
+        self._module = module
+        self._lines = lines = []
+        for c in module.file_header:
+            lines.append("//" + c)
+        if module.file_header and module.ops:
+            lines.append("")
+        self._print_block_ops(module.body, "", None)
+        self._module = None
+        return "\n".join(lines) + "\n" if lines else ""
+
+    def print_operation(self, op: Operation, module: Module | None = None) -> str:
+        """One op (with its regions) as text, without a trailing newline."""
+        self._module = module
+        self._lines = []
+        self._print_op(op, "")
+        self._module = None
+        return "\n".join(self._lines)
+
+    # ------------------------------------------------------------------ structure
+
+    def _decl(self, op: Operation) -> OpDef:
+        d = self.registry.get(op.name)
+        if d is None:
+            raise LoomPrintError(f"cannot print: {self.registry.unknown_message(op.name)}")
+        return d
+
+    def _print_block_ops(self, block: Block, indent: str, elide: str | None) -> None:
+        ops = block.ops
+        last = len(ops) - 1
+        lines = self._lines
+        for i, op in enumerate(ops):
+            if i == last and elide is not None and op.name == elide and _is_bare(op):
+                continue
+            if op.leading_blank_line and i > 0:
+                lines.append("")
+            for c in op.comments:
+                lines.append(f"{indent}//{c}")
+            self._print_op(op, indent)
+
+    def _print_region(self, region: Region, indent: str, elide: str | None) -> None:
+        inner = indent + INDENT
+        for bi, block in enumerate(region.blocks):
+            if bi > 0 and block.leading_blank_line:
+                self._lines.append("")
+            for c in block.comments:
+                self._lines.append(f"{indent}//{c}")
+            if block.label is not None:
+                args = ", ".join(f"{value_name(a)}: {type_text(a.type)}" for a in block.args)
+                self._lines.append(f"{indent}^{block.label}{'(' + args + ')' if args else ''}:")
+            self._print_block_ops(block, inner, elide)
+
+    def _print_op(self, op: Operation, indent: str) -> None:
+        decl = self._decl(op)
+        ctx = _OpContext(op, decl)
+        tokens: list[Any] = []
+        if op.results and decl.symbol_trait is None:
+            tokens.append(", ".join(value_name(r) for r in op.results))
+            tokens.append("=")
+        tokens.append(op.name)
+        self._tokens = tokens
+        self._indent = indent
+        self._emit(decl.format, ctx)
+        if self.print_locations and op.location_id:
+            tokens.append(self.location_text(op.location_id))
+        self._lines.append(indent + join_tokens(self._tokens))
+
+    # ------------------------------------------------------------------ format elements
+
+    def _emit(self, elems: Iterable[FormatElement], ctx: _OpContext) -> None:
+        for e in elems:
+            self._emit_one(e, ctx)
+
+    def _emit_one(self, e: FormatElement, ctx: _OpContext) -> None:  # noqa: C901
+        t = self._tokens
+        if isinstance(e, Kw):
+            t.append(e.text)
+        elif isinstance(e, Ref):
+            vals = ctx.values(e.field)
+            if len(vals) != 1:
+                raise LoomPrintError(f"'{ctx.decl.name}' needs one '{e.field}', has {len(vals)}")
+            t.append(value_name(vals[0]))
+        elif isinstance(e, Refs):
+            self._comma_list([value_name(v) for f in e.fields for v in ctx.values(f)])
+        elif isinstance(e, Subscript):
+            t.append(_GLUE)
+            t.append("[")
+            self._comma_list([value_name(v) for f in e.fields for v in ctx.values(f)])
+            t.append("]")
+        elif isinstance(e, IndexList):
+            t.append(_GLUE)
+            t.append("[")
+            self._comma_list(_index_entries(ctx.values(e.dynamic),
+                                            ctx.op.attributes.get(e.static)))
+            t.append("]")
+        elif isinstance(e, TypeOf):
+            vals = ctx.values(e.field)
+            if len(vals) != 1:
+                raise LoomPrintError(f"'{ctx.decl.name}' needs one '{e.field}', has {len(vals)}")
+            t.append(type_text(vals[0].type))
+        elif isinstance(e, TypesOf):
+            self._comma_list([type_text(v.type) for f in e.fields for v in ctx.values(f)])
+        elif isinstance(e, ResultTypeList):
+            if ctx.decl.attr(e.field) is not None:
+                types = list(ctx.op.attributes.get(e.field, ()))
+            else:
+                types = [v.type for v in ctx.values(e.field)]
+            text = ", ".join(type_text(x) for x in types)
+            t.append(f"({text})" if e.parens else text)
+        elif isinstance(e, Attr):
+            t.append(self._attr_text(ctx, e.field))
+        elif isinstance(e, SymbolRef):
+            t.append("@" + str(self._attr(ctx, e.field)))
+        elif isinstance(e, TemplateParam):
+            t.append(_GLUE)
+            t.append(f"<{self._attr_text(ctx, e.field)}>")
+        elif isinstance(e, Flags):
+            value = ctx.op.attributes.get(e.field)
+            if value:
+                t.append(_GLUE)
+                t.append(f"<{value}>")
+        elif isinstance(e, Glue):
+            t.append(_GLUE)
+        elif isinstance(e, Clause):
+            t.append(e.name + "(")
+            self._emit(e.inner, ctx)
+            t.append(")")
+        elif isinstance(e, AttrDict):
+            self._attr_dict(ctx)
+        elif isinstance(e, OptionalGroup):
+            if ctx.present(e.anchor):
+                self._emit(e.inner, ctx)
+        elif isinstance(e, BlockArgs):
+            region = ctx.regions.get(e.region)
+            args = region.blocks[0].args if region is not None and region.blocks else ()
+            if args or not e.omit_empty:
+                t.append(_GLUE)
+                t.append("(")
+                self._comma_list([f"{value_name(a)}: {type_text(a.type)}" for a in args])
+                t.append(")")
+        elif isinstance(e, RegionArg):
+            region = ctx.regions.get(e.region)
+            args = region.blocks[0].args if region is not None and region.blocks else ()
+            if len(args) <= e.index:
+                raise LoomPrintError(f"'{ctx.decl.name}' region '{e.region}' lacks argument "
+                                     f"{e.index}")
+            t.append(value_name(args[e.index]))
+        elif isinstance(e, BindingList):
+            inits = ctx.values(e.field)
+            if inits:
+                region = ctx.regions.get(e.region)
+                args = region.blocks[0].args[e.skip:] if region is not None else ()
+                if len(args) != len(inits):
+                    raise LoomPrintError(f"'{ctx.decl.name}' binds {len(inits)} values to "
+                                         f"{len(args)} region arguments")
+                t.append(_GLUE)
+                t.append("(")
+                self._comma_list([f"{value_name(a)} = {value_name(v)} : {type_text(a.type)}"
+                                  for a, v in zip(args, inits)])
+                t.append(")")
+        elif isinstance(e, PredicateList):
+            preds = ctx.op.attributes.get(e.field, ())
+            t.append("[" + ", ".join(_predicate_text(p) for p in preds) + "]")
+        elif isinstance(e, RegionRef):
+            region = ctx.regions.get(e.field)
+            if region is None:
+                raise LoomPrintError(f"'{ctx.decl.name}' is missing region '{e.field}'")
+            rd = ctx.decl.region(e.field)
+            elide = rd.terminator if rd.implicit_terminator else None
+            t.append("{")
+            indent = self._indent
+            self._lines.append(indent + join_tokens(t))
+            self._print_region(region, indent, elide)
+            self._tokens, self._indent = t, indent
+            t.clear()
+            t.append("}")
+        else:  # pragma: no cover - new element kinds must be taught to the printer
+            raise LoomPrintError(f"unsupported format element {e!r}")
+
+    def _comma_list(self, items: list[str]) -> None:
+        for i, item in enumerate(items):
+            if i:
+                self._tokens.append(",")
+            self._tokens.append(item)
+
+    def _attr(self, ctx: _OpContext, name: str) -> Any:
+        value = ctx.op.attributes.get(name)
+        if value is None:
+            raise LoomPrintError(f"'{ctx.decl.name}' is missing attribute '{name}'")
+        return value
+
+    def _attr_text(self, ctx: _OpContext, name: str) -> str:
+        a = ctx.decl.attr(name)
+        return attr_value_text(a.kind if a else None, self._attr(ctx, name))
+
+    def _attr_dict(self, ctx: _OpContext) -> None:
+        consumed = self._consumed.get(ctx.decl.name)
+        if consumed is None:
+            consumed = self._consumed[ctx.decl.name] = consumed_attrs(ctx.decl)
+        entries = []
+        for key in sorted(ctx.op.attributes):
+            if key in consumed:
+                continue
+            value = ctx.op.attributes[key]
+            a = ctx.decl.attr(key)
+            if a is not None and a.default is not None and value == a.default:
+                continue
+            entries.append(f"{key} = {attr_value_text(a.kind if a else None, value)}")
+        if entries:
+            self._tokens.append("{" + ", ".join(entries) + "}")
+
+    # ------------------------------------------------------------------ locations
+
+    def location_text(self, location_id: int) -> str:
+        """``loc(...)`` for a location id of the current module."""
+        module = self._module
+        loc = module.location(location_id) if module is not None else None
+        if loc is None:
+            return "loc(unknown)"
+        return f"loc({self._loc_body(loc, top=True)})"
+
+    def _loc_body(self, loc: Any, top: bool) -> str:
+        module = self._module
+        if isinstance(loc, FileLocation):
+            name = quote_string(_source(module, loc.source_id))
+            text = f"{name}:{loc.start_line}:{loc.start_col}"
+            if top or (loc.end_line, loc.end_col) != (loc.start_line, loc.start_col):
+                text += f" to {loc.end_line}:{loc.end_col}"
+            return text
+        if isinstance(loc, FusedLocation):
+            parts = [self._loc_body(module.location(c), top=False) for c in loc.children
+                     if module.location(c) is not None]
+            return f"fused<{', '.join(parts)}>"
+        if isinstance(loc, OpaqueLocation):
+            return (f"opaque<{quote_string(_source(module, loc.source_id))}, "
+                    f"{quote_string(loc.data.decode('utf-8', 'replace'))}>")
+        if isinstance(loc, TaggedLocation):
+            child = module.location(loc.child) if loc.child else None
+            tail = f", {self._loc_body(child, top=False)}" if child is not None else ""
+            return f'tagged<{loc.tag}, "{loc.data.hex()}"{tail}>'
+        return "unknown"
+
+
+def _source(module: Module | None, source_id: int) -> str:
+    if module is not None and 0 <= source_id < len(module.sources):
+        return module.sources[source_id]
+    return "<unknown>"
+
+
+def _is_bare(op: Operation) -> bool:
+    return not (op.operands or op.results or op.attributes or op.regions or op.comments)
+
+
+def _index_entries(dynamic: tuple[Value, ...], static: tuple[int, ...] | None) -> list[str]:
+    if static is None:
+        return [value_name(v) for v in dynamic]
+    out, it = [], iter(dynamic)
+    for s in static:
+        if s == DYNAMIC_INDEX:
+            v = next(it, None)
+            if v is None:
+                raise LoomPrintError("index list has more dynamic positions than values")
+            out.append(value_name(v))
+        else:
+            out.append(str(s))
+    return out
+
+
+def _predicate_text(p: Predicate) -> str:
+    args = ", ".join(value_name(a) if isinstance(a, Value) else str(a) for a in p.args)
+    return f"{p.kind}({args})"
+
+
+def attr_value_text(kind: str | None, value: Any) -> str:
+    """An attribute value as text (enums bare, strings quoted, symbols with ``@``)."""
+    if kind in (AttrKind.ENUM, AttrKind.FLAGS):
+        return str(value)
+    if kind == AttrKind.SYMBOL:
+        return "@" + value
+    if kind == AttrKind.UNIT:
+        return "true"
+    if isinstance(value, str):
+        return quote_string(value)
+    if isinstance(value, (bool, int, float)):
+        return format_scalar_literal(value)
+    if isinstance(value, tuple):
+        if value and all(isinstance(x, Type) for x in value):
+            return "[" + ", ".join(type_text(x) for x in value) + "]"
+        if value and all(isinstance(x, Predicate) for x in value):
+            return "[" + ", ".join(_predicate_text(x) for x in value) + "]"
+        return "[" + ", ".join(attr_value_text(None, x) for x in value) + "]"
+    if isinstance(value, Type):
+        return type_text(value)
+    raise LoomPrintError(f"cannot print attribute value {value!r}")
+
+
+def print_module(module: Module, *, ops: OpRegistry | Iterable[Any] | None = None,
+                 print_locations: bool = False) -> str:
+    """Canonical text of ``module`` for the declaration set ``ops``."""
+    return Printer(ops, print_locations=print_locations).print_module(module)

@@ -1,0 +1,75 @@
+"""The module: top-level ops, the value table, the symbol table and the location table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from loom.ir.locations import Location
+from loom.ir.operations import Block, Operation
+from loom.ir.types import Type
+from loom.ir.values import Value
+
+
+class Module:
+    """A Loom module.
+
+    ``body`` holds the top-level ops in order; ``values`` is the module-wide value table (a
+    value's id is its index); ``symbols`` maps symbol names to their defining top-level op, in
+    definition order; ``sources`` and ``locations`` form the location table (``locations[0]`` is
+    the unknown location, represented by ``None``).
+    """
+
+    __slots__ = ("name", "body", "values", "symbols", "sources", "locations", "_location_ids",
+                 "file_header", "__weakref__")
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self.body = Block()
+        self.values: list[Value] = []
+        self.symbols: dict[str, Operation] = {}
+        self.sources: list[str] = []
+        self.locations: list[Location | None] = [None]
+        self._location_ids: dict[Location, int] = {}
+        self.file_header: tuple[str, ...] = ()
+
+    @property
+    def ops(self) -> list[Operation]:
+        """The top-level ops."""
+        return self.body.ops
+
+    def add_value(self, type: Type, name: str | None = None) -> Value:
+        """Create a value in the module-wide table."""
+        value = Value(len(self.values), type, name)
+        self.values.append(value)
+        return value
+
+    def add_source(self, name: str) -> int:
+        """Return the id of source ``name`` in ``sources``, adding it if new."""
+        try:
+            return self.sources.index(name)
+        except ValueError:
+            self.sources.append(name)
+            return len(self.sources) - 1
+
+    def add_location(self, location: Location) -> int:
+        """Add a location (deduplicated) and return its id."""
+        existing = self._location_ids.get(location)
+        if existing is not None:
+            return existing
+        self.locations.append(location)
+        loc_id = len(self.locations) - 1
+        self._location_ids[location] = loc_id
+        return loc_id
+
+    def location(self, location_id: int) -> Location | None:
+        """The location with this id, or ``None`` for unknown / out-of-range ids."""
+        if 0 < location_id < len(self.locations):
+            return self.locations[location_id]
+        return None
+
+    def walk(self) -> Iterator[Operation]:
+        """Every op of the module, pre-order."""
+        return self.body.walk()
+
+    def __repr__(self) -> str:
+        return f"<loom module with {len(self.ops)} top-level ops, {len(self.values)} values>"

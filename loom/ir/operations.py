@@ -1,0 +1,108 @@
+"""Operations, blocks and regions.
+
+Ops are slotted and share empty tuples so that a large module stays compact (about 250 bytes per
+op). An op refers to its declaration only by name; the declaration set (``ops=``) used to print,
+verify or serialize decides what the name means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from loom.ir.values import Value
+
+EMPTY_ATTRS: Mapping[str, Any] = MappingProxyType({})
+_NO_COMMENTS: tuple[str, ...] = ()
+
+
+class Operation:
+    """One op: name, operand and result values, attributes, regions, location and trivia.
+
+    ``attributes`` is a dict (or the shared empty mapping); ``comments`` holds the text after
+    ``//`` of each comment line printed above the op; ``leading_blank_line`` asks the printer
+    for one empty line before the op.
+    """
+
+    __slots__ = ("name", "operands", "results", "attributes", "regions", "location_id",
+                 "comments", "leading_blank_line")
+
+    def __init__(
+        self,
+        name: str,
+        operands: tuple[Value, ...] = (),
+        results: tuple[Value, ...] = (),
+        attributes: Mapping[str, Any] | None = None,
+        regions: tuple[Region, ...] = (),
+        location_id: int = 0,
+        comments: tuple[str, ...] = _NO_COMMENTS,
+        leading_blank_line: bool = False,
+    ) -> None:
+        self.name = name
+        self.operands = operands
+        self.results = results
+        self.attributes = attributes if attributes else EMPTY_ATTRS
+        self.regions = regions
+        self.location_id = location_id
+        self.comments = comments
+        self.leading_blank_line = leading_blank_line
+
+    @property
+    def result(self) -> Value:
+        """The single result (raises if the op does not have exactly one)."""
+        if len(self.results) != 1:
+            raise ValueError(f"'{self.name}' has {len(self.results)} results, not one")
+        return self.results[0]
+
+    def walk(self) -> Iterator[Operation]:
+        """This op and every op nested in its regions, in pre-order."""
+        yield self
+        for region in self.regions:
+            yield from region.walk()
+
+    def __repr__(self) -> str:
+        return f"<loom op {self.name} at 0x{id(self):x}>"
+
+
+class Block:
+    """A sequence of ops with entry arguments and an optional label."""
+
+    __slots__ = ("args", "ops", "label", "comments", "leading_blank_line")
+
+    def __init__(self, args: tuple[Value, ...] = (), label: str | None = None) -> None:
+        self.args = args
+        self.ops: list[Operation] = []
+        self.label = label
+        self.comments = _NO_COMMENTS
+        self.leading_blank_line = False
+
+    def walk(self) -> Iterator[Operation]:
+        """Every op of the block and their nested ops, pre-order."""
+        for op in self.ops:
+            yield from op.walk()
+
+    def __repr__(self) -> str:
+        return f"<loom block with {len(self.args)} args, {len(self.ops)} ops>"
+
+
+class Region:
+    """A list of blocks (most regions have exactly one)."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self, blocks: list[Block] | None = None) -> None:
+        self.blocks = blocks if blocks is not None else [Block()]
+
+    @property
+    def entry(self) -> Block:
+        """The first block."""
+        return self.blocks[0]
+
+    def walk(self) -> Iterator[Operation]:
+        """Every op in the region, pre-order."""
+        for block in self.blocks:
+            yield from block.walk()
+
+    def __repr__(self) -> str:
+        return f"<loom region with {len(self.blocks)} blocks>"

@@ -1,0 +1,266 @@
+"""Loom types: scalars, buffers, shaped types (views, vectors) and function types.
+
+Types are immutable and hashable. Scalar types are interned singletons. Dynamic dimensions of
+shaped types carry the SSA value that binds them (``view<[%n]xf32>``), so a type can be printed
+in the context of the value that owns it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loom.ir.values import Value
+
+
+class TypeKind(Enum):
+    """Families of Loom types."""
+
+    SCALAR = "scalar"
+    BUFFER = "buffer"
+    VIEW = "view"
+    VECTOR = "vector"
+    FUNCTION = "function"
+
+
+class ScalarTypeKind(Enum):
+    """Scalar element kinds; the value is the canonical spelling."""
+
+    INDEX = "index"
+    OFFSET = "offset"
+    I1 = "i1"
+    I8 = "i8"
+    I16 = "i16"
+    I32 = "i32"
+    I64 = "i64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    F64 = "f64"
+
+
+_INT_WIDTHS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "index": 64, "offset": 64}
+_FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+_BYTE_SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "index": 8, "offset": 8,
+               "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+class Type:
+    """Base class of all Loom types."""
+
+    __slots__ = ()
+    kind: TypeKind
+
+    def __repr__(self) -> str:
+        from loom.ir.type_text import type_to_text
+
+        return f"<loom type {type_to_text(self)}>"
+
+    def __str__(self) -> str:
+        from loom.ir.type_text import type_to_text
+
+        return type_to_text(self)
+
+
+class ScalarType(Type):
+    """An integer, float or address scalar (``i32``, ``f16``, ``index``...)."""
+
+    __slots__ = ("scalar_kind", "spelling", "bit_width", "byte_size")
+    kind = TypeKind.SCALAR
+    _interned: dict[ScalarTypeKind, ScalarType] = {}
+
+    def __new__(cls, scalar_kind: ScalarTypeKind) -> ScalarType:
+        existing = cls._interned.get(scalar_kind)
+        if existing is not None:
+            return existing
+        obj = super().__new__(cls)
+        obj.scalar_kind = scalar_kind
+        obj.spelling = scalar_kind.value
+        obj.bit_width = _INT_WIDTHS.get(obj.spelling) or _FLOAT_WIDTHS[obj.spelling]
+        obj.byte_size = _BYTE_SIZES[obj.spelling]
+        cls._interned[scalar_kind] = obj
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ScalarType, (self.scalar_kind,))
+
+    @property
+    def is_address(self) -> bool:
+        """True for ``index`` and ``offset``."""
+        return self.scalar_kind in (ScalarTypeKind.INDEX, ScalarTypeKind.OFFSET)
+
+    @property
+    def is_integer(self) -> bool:
+        """True for the fixed-width integers ``i1`` .. ``i64``."""
+        return self.spelling in _INT_WIDTHS and not self.is_address
+
+    @property
+    def is_float(self) -> bool:
+        """True for ``f16``, ``bf16``, ``f32``, ``f64``."""
+        return self.spelling in _FLOAT_WIDTHS
+
+
+class BufferType(Type):
+    """The opaque, untyped storage root ``buffer`` (a singleton)."""
+
+    __slots__ = ()
+    kind = TypeKind.BUFFER
+    _instance: BufferType | None = None
+
+    def __new__(cls) -> BufferType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BufferType, ())
+
+
+class StaticDim:
+    """A dimension with a compile-time size."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ValueError(f"a static dimension must be a non-negative int, got {size!r}")
+        self.size = size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticDim) and other.size == self.size
+
+    def __hash__(self) -> int:
+        return hash(("static", self.size))
+
+    def __repr__(self) -> str:
+        return f"StaticDim({self.size})"
+
+
+class DynamicDim:
+    """A dimension whose size is an SSA value (``[%n]``); ``value`` may be unbound (``?``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value | None = None) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DynamicDim) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return hash(("dynamic", id(self.value)))
+
+    def __repr__(self) -> str:
+        name = "?" if self.value is None else f"%{self.value.display_name}"
+        return f"DynamicDim({name})"
+
+
+Dim = StaticDim | DynamicDim
+
+
+class ShapedType(Type):
+    """``view<...>`` or ``vector<...>``: dims, an element type and an optional layout."""
+
+    __slots__ = ("kind", "element_type", "dims", "encoding")
+
+    def __init__(
+        self,
+        type_kind: TypeKind,
+        element_type: ScalarType,
+        dims: tuple[Dim | int, ...] | list[Dim | int],
+        encoding: str | Value | None = None,
+    ) -> None:
+        if type_kind not in (TypeKind.VIEW, TypeKind.VECTOR):
+            raise ValueError(f"shaped types are views or vectors, not {type_kind.value}")
+        if not isinstance(element_type, ScalarType):
+            raise TypeError(f"element type must be a scalar type, got {element_type!r}")
+        norm = tuple(StaticDim(d) if isinstance(d, int) else d for d in dims)
+        for d in norm:
+            if not isinstance(d, (StaticDim, DynamicDim)):
+                raise TypeError(f"dimension must be an int, StaticDim or DynamicDim, got {d!r}")
+        if type_kind is TypeKind.VECTOR:
+            if not norm:
+                raise ValueError("a vector type needs rank >= 1")
+            if encoding is not None:
+                raise ValueError("a vector type has no layout")
+        self.kind = type_kind
+        self.element_type = element_type
+        self.dims = norm
+        self.encoding = encoding
+
+    @property
+    def rank(self) -> int:
+        """Number of dimensions."""
+        return len(self.dims)
+
+    @property
+    def static_shape(self) -> tuple[int | None, ...]:
+        """Sizes with ``None`` for dynamic dimensions."""
+        return tuple(d.size if isinstance(d, StaticDim) else None for d in self.dims)
+
+    def _key(self) -> tuple[Any, ...]:
+        enc = self.encoding if isinstance(self.encoding, str) or self.encoding is None else id(
+            self.encoding
+        )
+        return (self.kind, self.element_type, self.dims, enc)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapedType) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+def view_type(element_type: ScalarType, *dims: Dim | int | Value, layout: str | Value | None = None
+              ) -> ShapedType:
+    """Convenience: ``view_type(F32, n_value, 4)`` is ``view<[%n]x4xf32>``."""
+    from loom.ir.values import Value
+
+    return ShapedType(
+        TypeKind.VIEW,
+        element_type,
+        tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
+        layout,
+    )
+
+
+def vector_type(element_type: ScalarType, *dims: int) -> ShapedType:
+    """Convenience: ``vector_type(F32, 8)`` is ``vector<8xf32>``."""
+    return ShapedType(TypeKind.VECTOR, element_type, dims)
+
+
+class FunctionType(Type):
+    """``(T, U) -> (V)``."""
+
+    __slots__ = ("inputs", "results")
+    kind = TypeKind.FUNCTION
+
+    def __init__(self, inputs: tuple[Type, ...], results: tuple[Type, ...]) -> None:
+        self.inputs = tuple(inputs)
+        self.results = tuple(results)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, FunctionType) and other.inputs == self.inputs
+                and other.results == self.results)
+
+    def __hash__(self) -> int:
+        return hash((self.inputs, self.results))
+
+
+INDEX = ScalarType(ScalarTypeKind.INDEX)
+OFFSET = ScalarType(ScalarTypeKind.OFFSET)
+I1 = ScalarType(ScalarTypeKind.I1)
+I8 = ScalarType(ScalarTypeKind.I8)
+I16 = ScalarType(ScalarTypeKind.I16)
+I32 = ScalarType(ScalarTypeKind.I32)
+I64 = ScalarType(ScalarTypeKind.I64)
+F16 = ScalarType(ScalarTypeKind.F16)
+BF16 = ScalarType(ScalarTypeKind.BF16)
+F32 = ScalarType(ScalarTypeKind.F32)
+F64 = ScalarType(ScalarTypeKind.F64)
+BUFFER_TYPE = BufferType()
+
+SCALAR_TYPES: dict[str, ScalarType] = {t.spelling: t for t in (
+    INDEX, OFFSET, I1, I8, I16, I32, I64, F16, BF16, F32, F64)}
+"""Every scalar type by its spelling."""

@@ -1,0 +1,32 @@
+"""SSA values. Every value lives in its module's value table; its id is its index there."""
+
+from __future__ import annotations
+
+from loom.ir.types import Type
+
+
+class Value:
+    """An SSA value: an op result or a block argument.
+
+    ``id`` is the index in the module-wide value table (also the printed name of an unnamed
+    value), ``name`` the optional bare name printed as ``%name``.
+    """
+
+    __slots__ = ("id", "type", "name")
+
+    def __init__(self, id: int, type: Type, name: str | None = None) -> None:
+        self.id = id
+        self.type = type
+        self.name = name
+
+    @property
+    def display_name(self) -> str:
+        """The name without ``%``: the bare name, or the value id for unnamed values."""
+        return self.name if self.name is not None else str(self.id)
+
+    def __repr__(self) -> str:
+        return f"<loom value %{self.display_name}: {self.type}>"
+
+
+ValueRef = Value
+"""The builder hands out values directly; ``ValueRef`` is the name upstream's API uses."""

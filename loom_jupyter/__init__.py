@@ -1,0 +1,1 @@
+"""Jupyter workbench for Loom (rich display, %%loom magic, stepper widget)."""
