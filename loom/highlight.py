@@ -1,0 +1,200 @@
+"""Pygments lexer for Loom text; its op names, types and keywords come from the op registry.
+
+Registered through the ``pygments.lexers`` entry point, so ``pygmentize -l loom file.loom``,
+nbconvert and Sphinx find it. Nothing op-specific is spelled here: the word sets are read from
+the declarations (op names, enum cases, flags, format keywords, clause names, attribute names),
+the scalar type spellings and the shaped type kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pygments.lexer import RegexLexer, bygroups
+from pygments.token import (
+    Comment,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Whitespace,
+    _TokenType,
+)
+
+from loom.dsl import AttrKind, Clause, FormatElement, Kw, OpDef, OptionalGroup
+from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, TypeKind
+from loom.registry import OpRegistry, as_registry
+
+__all__ = ["LoomLexer", "LoomWords", "loom_words"]
+
+_IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
+_LITERAL_WORDS = frozenset({"true", "false"})
+"""Boolean literals of the text format (reference 1.1)."""
+_SHAPED = "|".join(k.value for k in (TypeKind.VIEW, TypeKind.VECTOR))
+"""Type keywords followed by a ``<shape x element>`` list."""
+_LOCATION_WORDS = frozenset({"loc", "fused", "opaque", "tagged", "unknown"})
+"""Words of the ``loc(...)`` source-location syntax (reference 1.8), not of any op."""
+
+
+@dataclass(frozen=True)
+class LoomWords:
+    """The word classes the lexer recognises, read from one declaration set."""
+
+    ops: frozenset[str]
+    types: frozenset[str]
+    keywords: frozenset[str]
+    constants: frozenset[str]
+    attributes: frozenset[str]
+
+
+def _format_words(elems: Iterable[FormatElement], out: set[str]) -> None:
+    for e in elems:
+        if isinstance(e, Kw):
+            out.add(e.text)
+        elif isinstance(e, Clause):
+            out.add(e.name)
+            _format_words(e.inner, out)
+        elif isinstance(e, OptionalGroup):
+            _format_words(e.inner, out)
+
+
+def _decl_words(d: OpDef, keywords: set[str], constants: set[str], attributes: set[str]) -> None:
+    for fmt in (d.format, *d.legacy_formats):
+        _format_words(fmt, keywords)
+    for a in d.attrs:
+        attributes.add(a.name)
+        if a.enum is not None:
+            constants.update(a.enum.cases)
+        if a.flags is not None:
+            constants.update(a.flags.flags)
+        if a.kind == AttrKind.PREDICATES:
+            constants.update(PREDICATE_ARITY)
+
+
+def loom_words(ops: OpRegistry | Iterable[OpDef] | None = None) -> LoomWords:
+    """Collect op names, type names, keywords, enum cases and attribute names from ``ops``."""
+    reg = as_registry(ops)
+    return _cached_words(reg)
+
+
+@lru_cache(maxsize=8)
+def _cached_words(reg: OpRegistry) -> LoomWords:
+    keywords: set[str] = set()
+    constants: set[str] = set(_LITERAL_WORDS)
+    attributes: set[str] = set()
+    for d in reg:
+        _decl_words(d, keywords, constants, attributes)
+    types = set(SCALAR_TYPES) | {
+        k.value for k in TypeKind if k not in (TypeKind.SCALAR, TypeKind.FUNCTION)
+    }
+    words = {w for w in keywords if w.replace("_", "a").isalnum()}
+    return LoomWords(
+        ops=frozenset(reg.names),
+        types=frozenset(types),
+        keywords=frozenset((words | _LOCATION_WORDS) - types),
+        constants=frozenset(constants - types),
+        attributes=frozenset(attributes),
+    )
+
+
+def _word_token(words: LoomWords, text: str) -> _TokenType:
+    if text in words.types:
+        return Keyword.Type
+    if text in words.constants:
+        return Name.Constant
+    if text in words.keywords:
+        return Keyword
+    return Name
+
+
+def _dotted(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType, str]]:
+    text = match.group(0)
+    token = Name.Builtin if text in lexer.words.ops else Name.Other
+    yield match.start(), token, text
+
+
+def _bare(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType, str]]:
+    text = match.group(0)
+    yield match.start(), _word_token(lexer.words, text), text
+
+
+def _shape_type(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType, str]]:
+    """``view`` or ``vector`` opening a shape list, or any other word before ``<``."""
+    text = match.group(1)
+    yield match.start(1), _word_token(lexer.words, text), text
+    yield match.start(2), Punctuation, match.group(2)
+
+
+_NUMBER_RULES = [
+    (r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)", Number.Float),
+    (r"-?(?:inf|nan)\b", Number.Float),
+    (r"-?0x[0-9a-fA-F]+", Number.Hex),
+    (r"-?\d+", Number.Integer),
+]
+
+
+class LoomLexer(RegexLexer):
+    """Lexer for Loom IR text (``.loom`` files and ``.loom-test`` corpora)."""
+
+    name = "Loom"
+    aliases = ["loom"]
+    filenames = ["*.loom", "*.loom-test"]
+    mimetypes = ["text/x-loom"]
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.words = loom_words(options.get("ops"))
+
+    tokens = {
+        "root": [
+            (r"[ \t\r\n]+", Whitespace),
+            (r"//\s*(?:RUN:|ERROR@|WARNING@|NOTE@|REMARK@|====|----).*?$", Comment.Special),
+            (r"//.*?$", Comment.Single),
+            (r'"', String.Double, "string"),
+            (r"%" + _IDENT + r"(?:-[A-Za-z0-9_$]+)*", Name.Variable),
+            (r"%\d+", Name.Variable),
+            (r"@" + _IDENT + r"(?:\." + _IDENT + r")*", Name.Function),
+            (r"\^(?:" + _IDENT + r"|\d+)", Name.Label),
+            (r"#" + _IDENT + r"(?:\." + _IDENT + r")*", Name.Decorator),
+            (r"(" + _IDENT + r")(\s*)(=)(?![=>])", bygroups(Name.Attribute, Whitespace, Operator)),
+            (r"(" + _SHAPED + r")(<)", _shape_type, "shape"),
+            (_IDENT + r"(?:\." + _IDENT + r")+", _dotted),
+            *_NUMBER_RULES,
+            (_IDENT, _bare),
+            (r"->", Operator),
+            (r"[=|]", Operator),
+            (r"[(){}\[\]<>:,?*]", Punctuation),
+            (r"-", Operator),
+            (r".", Text),
+        ],
+        "shape": [
+            (r"[ \t]+", Whitespace),
+            (r"(\d+)(x)", bygroups(Number.Integer, Punctuation)),
+            (r"(\])(x)", bygroups(Punctuation, Punctuation)),
+            (r"(\?)(x)", bygroups(Punctuation, Punctuation)),
+            (r"\[", Punctuation),
+            (r"%" + _IDENT, Name.Variable),
+            (r"%\d+", Name.Variable),
+            (r"\d+", Number.Integer),
+            (r"#" + _IDENT + r"(?:\." + _IDENT + r")*", Name.Decorator),
+            (r"(" + _IDENT + r")(<)", _shape_type, "#push"),
+            (_IDENT, _bare),
+            (r"[=,?]", Punctuation),
+            (r">", Punctuation, "#pop"),
+            (r"[\r\n]", Whitespace, "#pop"),
+            (r".", Text),
+        ],
+        "string": [
+            (r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})', String.Escape),
+            (r'[^"\\\n]+', String.Double),
+            (r'"', String.Double, "#pop"),
+            (r"\\", String.Double),
+            (r"\n", String.Double, "#pop"),
+        ],
+    }
