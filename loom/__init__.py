@@ -16,8 +16,20 @@ from loom.verify import ModuleVerifier, verify_module
 __version__ = "0.1.0"
 
 __all__ = [
-    "Diagnostic", "DiagnosticEngine", "DiagnosticRelatedLocation", "DiagnosticSeverity",
-    "DialectBuilder", "LoomBuilder", "LoomBuilderError", "LoomDiagnosticError", "LoomError",
-    "ModuleVerifier", "OpCallable", "OpRegistry", "SourceRange", "default_ops", "module_builder",
+    "Diagnostic",
+    "DiagnosticEngine",
+    "DiagnosticRelatedLocation",
+    "DiagnosticSeverity",
+    "DialectBuilder",
+    "LoomBuilder",
+    "LoomBuilderError",
+    "LoomDiagnosticError",
+    "LoomError",
+    "ModuleVerifier",
+    "OpCallable",
+    "OpRegistry",
+    "SourceRange",
+    "default_ops",
+    "module_builder",
     "verify_module",
 ]

@@ -32,8 +32,17 @@ from loom.typecheck import attr_problem, check_field_types
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 _COMMON = ("results", "name", "names", "result_names", "location_id")
-_BUILDER_MEMBERS = {"insertion_block", "ir", "location", "module", "region", "value", "build",
-                    "registry", "last_op"}
+_BUILDER_MEMBERS = {
+    "insertion_block",
+    "ir",
+    "location",
+    "module",
+    "region",
+    "value",
+    "build",
+    "registry",
+    "last_op",
+}
 
 
 def _index_lists(decl: OpDef) -> dict[str, str]:
@@ -55,9 +64,20 @@ def _index_lists(decl: OpDef) -> dict[str, str]:
 class _OpPlan:
     """Precomputed keyword tables for one declaration."""
 
-    __slots__ = ("decl", "op_name", "operand_kw", "attr_kw", "region_kw", "region_arg_kw",
-                 "index_lists", "allowed", "fixed_results", "returns", "symbol_attr",
-                 "has_segments_hint")
+    __slots__ = (
+        "decl",
+        "op_name",
+        "operand_kw",
+        "attr_kw",
+        "region_kw",
+        "region_arg_kw",
+        "index_lists",
+        "allowed",
+        "fixed_results",
+        "returns",
+        "symbol_attr",
+        "has_segments_hint",
+    )
 
     def __init__(self, decl: OpDef) -> None:
         self.decl = decl
@@ -68,13 +88,22 @@ class _OpPlan:
         self.attr_kw = {a.keyword: a for a in decl.attrs if a.name not in hidden}
         self.region_kw = {python_name(r.name): r for r in decl.regions}
         self.region_arg_kw = {r.arg_keyword: r for r in decl.regions if r.arg_keyword}
-        self.allowed = (set(self.operand_kw) | set(self.attr_kw) | set(self.region_kw)
-                        | set(self.region_arg_kw) | {"location_id"})
+        self.allowed = (
+            set(self.operand_kw)
+            | set(self.attr_kw)
+            | set(self.region_kw)
+            | set(self.region_arg_kw)
+            | {"location_id"}
+        )
         if decl.results:
             self.allowed |= {"results", "name", "names", "result_names"}
         fixed = [r.constraint.fixed for r in decl.results if not r.variadic]
-        self.fixed_results = (tuple(fixed) if decl.results and all(
-            not r.variadic and r.constraint.fixed is not None for r in decl.results) else None)
+        self.fixed_results = (
+            tuple(fixed)
+            if decl.results
+            and all(not r.variadic and r.constraint.fixed is not None for r in decl.results)
+            else None
+        )
         if not decl.results:
             self.returns = "none"
         elif len(decl.results) == 1 and not decl.results[0].variadic:
@@ -93,8 +122,10 @@ class OpCallable:
         self._plan = plan
         self.__name__ = method_name
         self.__qualname__ = f"{plan.decl.dialect}.{method_name}"
-        self.__doc__ = f"{plan.decl.doc}\n\nBuilds ``{plan.decl.name}``, e.g. " \
-                       f"``{plan.decl.examples[0].text.splitlines()[0]}``."
+        self.__doc__ = (
+            f"{plan.decl.doc}\n\nBuilds ``{plan.decl.name}``, e.g. "
+            f"``{plan.decl.examples[0].text.splitlines()[0]}``."
+        )
         self.__signature__ = _signature(plan)
 
     @property
@@ -113,20 +144,32 @@ def _signature(plan: _OpPlan) -> inspect.Signature:
     kw = inspect.Parameter.KEYWORD_ONLY
     params = []
     for name in plan.operand_kw:
-        params.append(inspect.Parameter(name, kw, default=(
-            inspect.Parameter.empty if not (plan.operand_kw[name].variadic
-                                            or plan.operand_kw[name].optional) else None)))
+        params.append(
+            inspect.Parameter(
+                name,
+                kw,
+                default=(
+                    inspect.Parameter.empty
+                    if not (plan.operand_kw[name].variadic or plan.operand_kw[name].optional)
+                    else None
+                ),
+            )
+        )
     for name, a in plan.attr_kw.items():
         required = not a.optional and a.kind not in (AttrKind.UNIT,)
-        params.append(inspect.Parameter(name, kw, default=(
-            inspect.Parameter.empty if required else None)))
+        params.append(
+            inspect.Parameter(name, kw, default=(inspect.Parameter.empty if required else None))
+        )
     for name in plan.region_arg_kw:
         params.append(inspect.Parameter(name, kw, default=None))
     for name in plan.region_kw:
         params.append(inspect.Parameter(name, kw, default=None))
     if plan.decl.results:
-        params.append(inspect.Parameter("results", kw, default=(
-            None if plan.fixed_results else inspect.Parameter.empty)))
+        params.append(
+            inspect.Parameter(
+                "results", kw, default=(None if plan.fixed_results else inspect.Parameter.empty)
+            )
+        )
         for n in ("name", "names", "result_names"):
             params.append(inspect.Parameter(n, kw, default=None))
     params.append(inspect.Parameter("location_id", kw, default=None))
@@ -150,8 +193,12 @@ class DialectBuilder:
 class LoomBuilder:
     """Builds ops into a module: dialect namespaces, insertion point and current location."""
 
-    def __init__(self, module: Module, ops: OpRegistry | Iterable[OpDef] | None = None,
-                 insertion_block: Block | None = None) -> None:
+    def __init__(
+        self,
+        module: Module,
+        ops: OpRegistry | Iterable[OpDef] | None = None,
+        insertion_block: Block | None = None,
+    ) -> None:
         self.module = module
         self.registry = as_registry(ops)
         self._block = insertion_block
@@ -225,8 +272,9 @@ class LoomBuilder:
 
         unknown = [k for k in kw if k not in plan.allowed]
         if unknown:
-            raise fail(f"unknown keyword '{unknown[0]}'; expected "
-                       + ", ".join(sorted(plan.allowed)))
+            raise fail(
+                f"unknown keyword '{unknown[0]}'; expected " + ", ".join(sorted(plan.allowed))
+            )
 
         attrs: dict[str, Any] = {}
         groups: dict[str, tuple[Value, ...]] = {}
@@ -294,8 +342,7 @@ class LoomBuilder:
             attrs[SEGMENTS_ATTR] = segments
         made_regions = tuple(r.materialize(self) for r in regions if r is not None)
         results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
-        op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions,
-                       location_id)
+        op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions, location_id)
         if plan.symbol_attr:
             body = self.module.body
             op.leading_blank_line = bool(body.ops)
@@ -379,8 +426,10 @@ class LoomBuilder:
         if name is None:
             return
         if not isinstance(name, str) or not _IDENT.match(name):
-            msg = (f"invalid SSA name {name!r}: use letters, digits, '_', '$' or '-', not "
-                   "starting with a digit")
+            msg = (
+                f"invalid SSA name {name!r}: use letters, digits, '_', '$' or '-', not "
+                "starting with a digit"
+            )
             raise fail(msg) if fail else LoomBuilderError(f"{decl_name_hint}: {msg}")
 
     def _check_pair(self, pair: Any, where: str) -> None:
@@ -389,15 +438,20 @@ class LoomBuilder:
         self._check_name(pair[0], where)
 
     def _check_location(self, location_id: Any, where: str) -> None:
-        if (not isinstance(location_id, int) or isinstance(location_id, bool)
-                or not 0 <= location_id < len(self.module.locations)):
+        if (
+            not isinstance(location_id, int)
+            or isinstance(location_id, bool)
+            or not 0 <= location_id < len(self.module.locations)
+        ):
             raise LoomBuilderError(
                 f"{where}: location_id {location_id!r} is not an id in this module's location "
                 f"table (0..{len(self.module.locations) - 1}); create one with "
-                "module.add_location(...)")
+                "module.add_location(...)"
+            )
 
-    def _regions(self, plan: _OpPlan, kw: dict[str, Any], groups, result_groups, fail
-                 ) -> list[_PendingRegion | None]:  # noqa: ANN001
+    def _regions(
+        self, plan: _OpPlan, kw: dict[str, Any], groups, result_groups, fail
+    ) -> list[_PendingRegion | None]:  # noqa: ANN001
         pending: list[_PendingRegion | None] = []
         for key, rd in plan.region_kw.items():
             region = kw.get(key)
@@ -411,7 +465,7 @@ class LoomBuilder:
                 raise fail(f"region '{key}' must have exactly one block")
             expected = self._region_arg_types(rd, groups, result_groups)
             pending.append(_PendingRegion(rd, region, arg_spec, expected, self, fail, key))
-        if None in pending and any(p is not None for p in pending[pending.index(None):]):
+        if None in pending and any(p is not None for p in pending[pending.index(None) :]):
             raise fail("an optional region may only be omitted after the regions before it")
         return pending
 
@@ -434,9 +488,16 @@ class LoomBuilder:
 class _PendingRegion:
     """A validated region waiting to be attached (args created only on success)."""
 
-    def __init__(self, rd: RegionDef, region: Region | None, arg_spec: Any,
-                 expected: tuple[Type, ...] | None, builder: LoomBuilder, fail, key: str  # noqa: ANN001
-                 ) -> None:
+    def __init__(
+        self,
+        rd: RegionDef,
+        region: Region | None,
+        arg_spec: Any,
+        expected: tuple[Type, ...] | None,
+        builder: LoomBuilder,
+        fail,
+        key: str,  # noqa: ANN001
+    ) -> None:
         self.rd, self.region, self.arg_spec, self.expected = rd, region, arg_spec, expected
         existing = region.blocks[0].args if region is not None and region.blocks else ()
         if rd.arg_source == ArgSource.PAIRS and arg_spec is not None:
@@ -456,8 +517,10 @@ class _PendingRegion:
         elif expected is not None and existing:
             got = tuple(v.type for v in existing)
             if got != expected:
-                raise fail(f"region '{key}' arguments have types ({', '.join(map(str, got))}), "
-                           f"expected ({', '.join(map(str, expected))})")
+                raise fail(
+                    f"region '{key}' arguments have types ({', '.join(map(str, got))}), "
+                    f"expected ({', '.join(map(str, expected))})"
+                )
         if region is not None and region.blocks:
             ops = region.blocks[-1].ops
             last = ops[-1].name if ops else None
@@ -489,12 +552,13 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
     fixed = sum(1 for r in decl.results if not r.variadic)
     variadic = [r for r in decl.results if r.variadic]
     if len(types) < fixed or (not variadic and len(types) != fixed):
-        raise fail(f"expected {fixed}{' or more' if variadic else ''} result types, "
-                   f"got {len(types)}")
+        raise fail(
+            f"expected {fixed}{' or more' if variadic else ''} result types, got {len(types)}"
+        )
     out, pos, extra = {}, 0, len(types) - fixed
     for r in decl.results:
         n = extra if r.variadic else 1
-        out[r.name] = types[pos:pos + n]
+        out[r.name] = types[pos : pos + n]
         pos += n
     return out
 
@@ -502,7 +566,8 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
 def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     """Accept builder-friendly spellings: lists for tuples, ``@sym`` for symbols."""
     if a.kind in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES) and isinstance(
-            raw, list):
+        raw, list
+    ):
         return tuple(raw)
     if a.kind == AttrKind.SYMBOL and isinstance(raw, str) and raw.startswith("@"):
         return raw[1:]
@@ -526,9 +591,12 @@ def _plan_for(decl: OpDef) -> _OpPlan:
     return plan
 
 
-def module_builder(ops: OpRegistry | Iterable[OpDef] | None = None, types: Any = None,
-                   module: Module | None = None, insertion_block: Block | None = None
-                   ) -> tuple[Module, LoomBuilder]:
+def module_builder(
+    ops: OpRegistry | Iterable[OpDef] | None = None,
+    types: Any = None,
+    module: Module | None = None,
+    insertion_block: Block | None = None,
+) -> tuple[Module, LoomBuilder]:
     """A new (or given) module and a builder for it."""
     module = module if module is not None else Module()
     return module, LoomBuilder(module, ops, insertion_block)

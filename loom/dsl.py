@@ -63,15 +63,20 @@ ADDRESS = TypeConstraint("index or offset", _scalar(lambda t: t.is_address))
 INTEGER = TypeConstraint("an integer type (i1..i64)", _scalar(lambda t: t.is_integer))
 FLOAT = TypeConstraint("a float type", _scalar(lambda t: t.is_float))
 INTEGER_OR_ADDRESS = TypeConstraint(
-    "an integer, index or offset type", _scalar(lambda t: t.is_integer or t.is_address))
+    "an integer, index or offset type", _scalar(lambda t: t.is_integer or t.is_address)
+)
 NUMERIC = TypeConstraint("an integer or float type", _scalar(lambda t: t.is_integer or t.is_float))
 SCALAR = TypeConstraint("a scalar type", lambda t: isinstance(t, ScalarType))
 BYTE_PATTERN = TypeConstraint(
     "an 8-, 16-, 32- or 64-bit integer or float type",
-    _scalar(lambda t: (t.is_integer and t.bit_width >= 8) or t.is_float))
-VIEW = TypeConstraint("a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW)
+    _scalar(lambda t: (t.is_integer and t.bit_width >= 8) or t.is_float),
+)
+VIEW = TypeConstraint(
+    "a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW
+)
 VALUE_TYPE = TypeConstraint(
-    "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION)
+    "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION
+)
 
 # --------------------------------------------------------------------------- fields
 
@@ -119,7 +124,8 @@ class FlagSetDef:
         if unknown or not parts:
             raise ValueError(
                 f"unknown {self.name} flag(s) {unknown or [text]}; expected some of "
-                + ", ".join(self.flags))
+                + ", ".join(self.flags)
+            )
         if len(set(parts)) != len(parts):
             raise ValueError(f"repeated {self.name} flag in {text!r}")
         return "|".join(f for f in self.flags if f in parts)
@@ -490,7 +496,6 @@ class Violation:
     field: str | None = None
 
 
-
 @dataclass(frozen=True)
 class Example:
     """Canonical text of the op. ``args`` declares the free values it uses
@@ -522,8 +527,12 @@ class OpDef:
     """Extra per-op check ``verifier(op, ctx)`` for rules the generic checks cannot express."""
 
     def __post_init__(self) -> None:
-        names = ([o.name for o in self.operands] + [r.name for r in self.results]
-                 + [a.name for a in self.attrs] + [r.name for r in self.regions])
+        names = (
+            [o.name for o in self.operands]
+            + [r.name for r in self.results]
+            + [a.name for a in self.attrs]
+            + [r.name for r in self.regions]
+        )
         if len(set(names)) != len(names):
             raise ValueError(f"'{self.name}' declares a field name twice: {names}")
         if not self.examples:

@@ -22,3 +22,15 @@ class LoomBuilderError(LoomError, TypeError):
 
 class LoomPrintError(LoomError):
     """A module cannot be printed (for example an op outside the declaration set)."""
+
+
+class LoomParseError(LoomError):
+    """Malformed Loom text; ``diagnostics`` holds PARSE/NNN diagnostics with carets."""
+
+
+class BytecodeError(LoomError):
+    """Malformed, truncated, unsupported or hostile bytecode (names the byte offset)."""
+
+
+class LoomRuntimeError(LoomError):
+    """A kernel did something invalid while being interpreted (out of bounds, trap...)."""

@@ -38,7 +38,9 @@ def region_groups(op: Operation, decl: OpDef) -> dict[str, Region | None]:
     return out
 
 
-def segment_sizes(decl: OpDef, groups: dict[str, list[Value] | tuple[Value, ...]]) -> tuple[int, ...]:
+def segment_sizes(
+    decl: OpDef, groups: dict[str, list[Value] | tuple[Value, ...]]
+) -> tuple[int, ...]:
     """The group sizes to store for ``decl`` given operands by field."""
     return tuple(len(groups.get(o.name, ())) for o in decl.operands)
 
@@ -49,7 +51,7 @@ def _split(values: tuple[Value, ...], fields, segments, what: str) -> dict[str, 
             raise ValueError(f"{what} segment sizes {segments} do not fit {len(values)} {what}s")
         out, pos = {}, 0
         for f, n in zip(fields, segments):
-            out[f.name] = values[pos:pos + n]
+            out[f.name] = values[pos : pos + n]
             pos += n
         return out
     variable = [f for f in fields if f.variadic or getattr(f, "optional", False)]
@@ -67,13 +69,14 @@ def _split(values: tuple[Value, ...], fields, segments, what: str) -> dict[str, 
                 raise ValueError(f"optional {what} '{f.name}' takes at most one value, found {n}")
         else:
             n = 1
-        out[f.name] = values[pos:pos + n]
+        out[f.name] = values[pos : pos + n]
         pos += n
     return out
 
 
-def pack_operands(decl: OpDef, groups: dict[str, list[Value] | tuple[Value, ...]]
-                  ) -> tuple[tuple[Value, ...], tuple[int, ...] | None]:
+def pack_operands(
+    decl: OpDef, groups: dict[str, list[Value] | tuple[Value, ...]]
+) -> tuple[tuple[Value, ...], tuple[int, ...] | None]:
     """Flatten operands given by field into declaration order, with segment sizes when the
     declaration needs them (store those under :data:`SEGMENTS_ATTR`)."""
     flat: list[Value] = []

@@ -101,8 +101,9 @@ def _builder_names(defs: Iterable[OpDef]) -> dict[str, str]:
         method = python_name(base)
         other = taken.get((d.dialect, method))
         if other is not None:
-            raise ValueError(f"ops '{other}' and '{d.name}' both map to builder method "
-                             f"'{d.dialect}.{method}'")
+            raise ValueError(
+                f"ops '{other}' and '{d.name}' both map to builder method '{d.dialect}.{method}'"
+            )
         taken[(d.dialect, method)] = d.name
         names[d.name] = method
     return names

@@ -18,23 +18,36 @@ from loom.ir.attributes import PREDICATE_ARITY
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def check_field_types(decl: OpDef, operands: Mapping[str, Sequence[Value]],
-                      results: Mapping[str, Sequence[Value] | Sequence[Type]]) -> list[Violation]:
+def check_field_types(
+    decl: OpDef,
+    operands: Mapping[str, Sequence[Value]],
+    results: Mapping[str, Sequence[Value] | Sequence[Type]],
+) -> list[Violation]:
     """Operand/result constraints plus SameType / SameTypeAt traits."""
     out: list[Violation] = []
     for o in decl.operands:
         for i, v in enumerate(operands.get(o.name, ())):
             if not o.constraint(v.type):
                 label = o.name if not o.variadic else f"{o.name}[{i}]"
-                out.append(Violation("TYPE/003", f"operand '{label}' has type {v.type}, "
-                                     f"expected {o.constraint}", o.name))
+                out.append(
+                    Violation(
+                        "TYPE/003",
+                        f"operand '{label}' has type {v.type}, expected {o.constraint}",
+                        o.name,
+                    )
+                )
     for r in decl.results:
         for i, v in enumerate(results.get(r.name, ())):
             t = v.type if isinstance(v, Value) else v
             if not r.constraint(t):
                 label = r.name if not r.variadic else f"{r.name}[{i}]"
-                out.append(Violation("TYPE/004", f"result '{label}' has type {t}, "
-                                     f"expected {r.constraint}", r.name))
+                out.append(
+                    Violation(
+                        "TYPE/004",
+                        f"result '{label}' has type {t}, expected {r.constraint}",
+                        r.name,
+                    )
+                )
     types: dict[str, list[Type]] = {}
     for name, vals in list(operands.items()) + list(results.items()):
         types[name] = [v.type if isinstance(v, Value) else v for v in vals]
@@ -46,19 +59,35 @@ def check_field_types(decl: OpDef, operands: Mapping[str, Sequence[Value]],
                     if first is None:
                         first_field, first = f, t
                     elif t != first:
-                        out.append(Violation("TYPE/001", f"'{f}' type {t} does not match "
-                                             f"'{first_field}' type {first}", f))
+                        out.append(
+                            Violation(
+                                "TYPE/001",
+                                f"'{f}' type {t} does not match '{first_field}' type {first}",
+                                f,
+                            )
+                        )
                         break
         elif isinstance(trait, SameTypeAt):
             a, b = types.get(trait.a, []), types.get(trait.b, [])
             if len(a) != len(b):
-                out.append(Violation("STRUCTURE/013", f"'{trait.b}' has {len(b)} values but "
-                                     f"'{trait.a}' has {len(a)}", trait.b))
+                out.append(
+                    Violation(
+                        "STRUCTURE/013",
+                        f"'{trait.b}' has {len(b)} values but '{trait.a}' has {len(a)}",
+                        trait.b,
+                    )
+                )
             else:
                 for i, (ta, tb) in enumerate(zip(a, b)):
                     if ta != tb:
-                        out.append(Violation("TYPE/001", f"'{trait.b}[{i}]' type {tb} does not "
-                                             f"match '{trait.a}[{i}]' type {ta}", trait.b))
+                        out.append(
+                            Violation(
+                                "TYPE/001",
+                                f"'{trait.b}[{i}]' type {tb} does not "
+                                f"match '{trait.a}[{i}]' type {ta}",
+                                trait.b,
+                            )
+                        )
     return out
 
 
@@ -67,8 +96,7 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     kind = a.kind
     if kind == AttrKind.ENUM:
         if value not in a.enum.cases:
-            return (f"attribute '{a.name}' value {value!r} is not one of "
-                    + ", ".join(a.enum.cases))
+            return f"attribute '{a.name}' value {value!r} is not one of " + ", ".join(a.enum.cases)
     elif kind == AttrKind.FLAGS:
         try:
             if not isinstance(value, str) or a.flags.canonical(value) != value:
@@ -86,11 +114,15 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     elif kind == AttrKind.NUMBER:
         if not isinstance(value, (int, float)):
             return f"attribute '{a.name}' must be a number, got {value!r}"
-        if isinstance(value, int) and not isinstance(value, bool) and not (
-                -(2**64) < value < 2**64):
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and not (-(2**64) < value < 2**64)
+        ):
             return f"attribute '{a.name}' value {value} does not fit in 64 bits"
-        if isinstance(value, float) and not (math.isfinite(value) or math.isnan(value)
-                                             or math.isinf(value)):
+        if isinstance(value, float) and not (
+            math.isfinite(value) or math.isnan(value) or math.isinf(value)
+        ):
             return f"attribute '{a.name}' value {value!r} is not a float"
     elif kind in (AttrKind.STRING, AttrKind.SYMBOL):
         if not isinstance(value, str) or (kind == AttrKind.SYMBOL and not value):
@@ -103,8 +135,9 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
             return f"attribute '{a.name}' is a flag (True when present), got {value!r}"
     elif kind == AttrKind.I64_ARRAY:
         if not isinstance(value, tuple) or not all(
-                isinstance(x, int) and not isinstance(x, bool) and _INT64[0] <= x <= _INT64[1]
-                for x in value):
+            isinstance(x, int) and not isinstance(x, bool) and _INT64[0] <= x <= _INT64[1]
+            for x in value
+        ):
             return f"attribute '{a.name}' must be a tuple of 64-bit integers, got {value!r}"
     elif kind == AttrKind.TYPE_ARRAY:
         if not isinstance(value, tuple) or not all(isinstance(x, Type) for x in value):
@@ -117,8 +150,9 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
                 return f"attribute '{a.name}' entry {p!r} is not a Predicate"
             arity = PREDICATE_ARITY.get(p.kind)
             if arity is None:
-                return (f"unknown predicate '{p.kind}'; expected one of "
-                        + ", ".join(PREDICATE_ARITY))
+                return f"unknown predicate '{p.kind}'; expected one of " + ", ".join(
+                    PREDICATE_ARITY
+                )
             if len(p.args) != arity:
                 return f"predicate '{p.kind}' takes {arity} arguments, got {len(p.args)}"
             for x in p.args:

@@ -5,7 +5,13 @@ from loom.dialects import buffer, func, index, kernel, scalar, scf, target, view
 from loom.dsl import OpDef
 
 ALL_OPS: tuple[OpDef, ...] = (
-    *target.OPS, *kernel.OPS, *index.OPS, *scalar.OPS, *scf.OPS, *buffer.OPS, *view.OPS,
+    *target.OPS,
+    *kernel.OPS,
+    *index.OPS,
+    *scalar.OPS,
+    *scf.OPS,
+    *buffer.OPS,
+    *view.OPS,
     *func.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

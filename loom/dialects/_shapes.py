@@ -1,4 +1,4 @@
-"""Shared declaration shapes (binary, unary, cast, comparison) and enums used by several dialects."""
+"""Shared declaration shapes (binary, unary, cast, comparison) and enums used by dialects."""
 
 from __future__ import annotations
 
@@ -29,18 +29,36 @@ from loom.ir import ScalarType
 DIMENSION = EnumDef("dimension", ("x", "y", "z"))
 MEMORY_SPACE = EnumDef(
     "memory_space",
-    ("unknown", "global", "workgroup", "private", "constant", "host", "descriptor", "generic"))
+    ("unknown", "global", "workgroup", "private", "constant", "host", "descriptor", "generic"),
+)
 SCOPE = EnumDef("scope", ("thread", "subgroup", "workgroup", "device", "system"))
 ORDERING = EnumDef("ordering", ("relaxed", "acquire", "release", "acq_rel", "seq_cst"))
 INT_PREDICATE = EnumDef(
-    "predicate", ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))
+    "predicate", ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+)
 FLOAT_PREDICATE = EnumDef(
     "predicate",
-    ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
-     "uno"))
+    (
+        "oeq",
+        "ogt",
+        "oge",
+        "olt",
+        "ole",
+        "one",
+        "ord",
+        "ueq",
+        "ugt",
+        "uge",
+        "ult",
+        "ule",
+        "une",
+        "uno",
+    ),
+)
 OVERFLOW = FlagSetDef("overflow", ("nsw", "nuw"))
 FASTMATH = FlagSetDef(
-    "fastmath", ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "fast"))
+    "fastmath", ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "fast")
+)
 
 
 def flags_attr(flag_set: FlagSetDef) -> AttrDef:
@@ -48,82 +66,145 @@ def flags_attr(flag_set: FlagSetDef) -> AttrDef:
     return AttrDef(flag_set.name, AttrKind.FLAGS, flags=flag_set, optional=True)
 
 
-def binary_op(name: str, doc: str, constraint: TypeConstraint, example: str, *,
-              flags: FlagSetDef | None = None, traits: Iterable = (), **kw) -> OpDef:
+def binary_op(
+    name: str,
+    doc: str,
+    constraint: TypeConstraint,
+    example: str,
+    *,
+    flags: FlagSetDef | None = None,
+    traits: Iterable = (),
+    **kw,
+) -> OpDef:
     """``%r = NAME[<flags>] %lhs, %rhs : T`` with one type throughout."""
     fmt = ([Flags(flags.name)] if flags else []) + [
-        Ref("lhs"), Kw(","), Ref("rhs"), Kw(":"), TypeOf("result")]
+        Ref("lhs"),
+        Kw(","),
+        Ref("rhs"),
+        Kw(":"),
+        TypeOf("result"),
+    ]
     return op(
-        name, doc,
+        name,
+        doc,
         operands=[Operand("lhs", constraint), Operand("rhs", constraint)],
         results=[Result("result", constraint)],
         attrs=[flags_attr(flags)] if flags else [],
         traits=[Pure(), SameType(("lhs", "rhs", "result")), *traits],
         format=fmt,
         examples=[Example(example, _args_of(example))],
-        **kw)
+        **kw,
+    )
 
 
-def ternary_op(name: str, doc: str, constraint: TypeConstraint, example: str, *,
-               flags: FlagSetDef | None = None) -> OpDef:
+def ternary_op(
+    name: str,
+    doc: str,
+    constraint: TypeConstraint,
+    example: str,
+    *,
+    flags: FlagSetDef | None = None,
+) -> OpDef:
     """``%r = NAME[<flags>] %a, %b, %c : T``."""
     fmt = ([Flags(flags.name)] if flags else []) + [
-        Ref("a"), Kw(","), Ref("b"), Kw(","), Ref("c"), Kw(":"), TypeOf("result")]
+        Ref("a"),
+        Kw(","),
+        Ref("b"),
+        Kw(","),
+        Ref("c"),
+        Kw(":"),
+        TypeOf("result"),
+    ]
     return op(
-        name, doc,
+        name,
+        doc,
         operands=[Operand("a", constraint), Operand("b", constraint), Operand("c", constraint)],
         results=[Result("result", constraint)],
         attrs=[flags_attr(flags)] if flags else [],
         traits=[Pure(), SameType(("a", "b", "c", "result"))],
         format=fmt,
-        examples=[Example(example, _args_of(example))])
+        examples=[Example(example, _args_of(example))],
+    )
 
 
-def unary_op(name: str, doc: str, constraint: TypeConstraint, example: str, *,
-             flags: FlagSetDef | None = None) -> OpDef:
+def unary_op(
+    name: str,
+    doc: str,
+    constraint: TypeConstraint,
+    example: str,
+    *,
+    flags: FlagSetDef | None = None,
+) -> OpDef:
     """``%r = NAME[<flags>] %input : T``."""
     fmt = ([Flags(flags.name)] if flags else []) + [Ref("input"), Kw(":"), TypeOf("result")]
     return op(
-        name, doc,
+        name,
+        doc,
         operands=[Operand("input", constraint)],
         results=[Result("result", constraint)],
         attrs=[flags_attr(flags)] if flags else [],
         traits=[Pure(), SameType(("input", "result"))],
         format=fmt,
-        examples=[Example(example, _args_of(example))])
+        examples=[Example(example, _args_of(example))],
+    )
 
 
-def cast_op(name: str, doc: str, source: TypeConstraint, target: TypeConstraint, example: str,
-            *, verifier: Callable | None = None) -> OpDef:
+def cast_op(
+    name: str,
+    doc: str,
+    source: TypeConstraint,
+    target: TypeConstraint,
+    example: str,
+    *,
+    verifier: Callable | None = None,
+) -> OpDef:
     """``%r = NAME %input : S to T``."""
     return op(
-        name, doc,
+        name,
+        doc,
         operands=[Operand("input", source)],
         results=[Result("result", target)],
         traits=[Pure()],
         format=[Ref("input"), Kw(":"), TypeOf("input"), Kw("to"), TypeOf("result")],
         examples=[Example(example, _args_of(example))],
-        verifier=verifier)
+        verifier=verifier,
+    )
 
 
-def comparison_op(name: str, doc: str, predicate: EnumDef, constraint: TypeConstraint,
-                  example: str, *, flags: FlagSetDef | None = None) -> OpDef:
+def comparison_op(
+    name: str,
+    doc: str,
+    predicate: EnumDef,
+    constraint: TypeConstraint,
+    example: str,
+    *,
+    flags: FlagSetDef | None = None,
+) -> OpDef:
     """``%p = NAME[<flags>] pred, %lhs, %rhs : T`` producing ``i1`` (not printed)."""
     from loom.dsl import I1_T
 
     fmt = ([Flags(flags.name)] if flags else []) + [
-        Attr("predicate"), Kw(","), Ref("lhs"), Kw(","), Ref("rhs"), Kw(":"), TypeOf("lhs")]
+        Attr("predicate"),
+        Kw(","),
+        Ref("lhs"),
+        Kw(","),
+        Ref("rhs"),
+        Kw(":"),
+        TypeOf("lhs"),
+    ]
     attrs = [AttrDef("predicate", AttrKind.ENUM, enum=predicate)]
     if flags:
         attrs.append(flags_attr(flags))
     return op(
-        name, doc,
+        name,
+        doc,
         operands=[Operand("lhs", constraint), Operand("rhs", constraint)],
         results=[Result("result", I1_T)],
         attrs=attrs,
         traits=[Pure(), SameType(("lhs", "rhs"))],
         format=fmt,
-        examples=[Example(example, _args_of(example))])
+        examples=[Example(example, _args_of(example))],
+    )
 
 
 def width_rule(relation: str) -> Callable:
@@ -133,14 +214,17 @@ def width_rule(relation: str) -> Callable:
         src, dst = op.operands[0].type, op.results[0].type
         if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)):
             return []
-        ok = {"wider": dst.bit_width > src.bit_width,
-              "narrower": dst.bit_width < src.bit_width,
-              "same": dst.bit_width == src.bit_width}[relation]
+        ok = {
+            "wider": dst.bit_width > src.bit_width,
+            "narrower": dst.bit_width < src.bit_width,
+            "same": dst.bit_width == src.bit_width,
+        }[relation]
         if ok:
             return []
         want = {"wider": "wider than", "narrower": "narrower than", "same": "as wide as"}[relation]
-        return [Violation("TYPE/004", f"result type {dst} must be {want} input type {src}",
-                          "result")]
+        return [
+            Violation("TYPE/004", f"result type {dst} must be {want} input type {src}", "result")
+        ]
 
     return check
 

@@ -17,9 +17,9 @@ from loom.dsl import (
     Operand,
     OptionalGroup,
     PredicateList,
+    Refs,
     RegionDef,
     RegionRef,
-    Refs,
     Result,
     ResultTypeList,
     Symbol,
@@ -45,11 +45,16 @@ DEF = op(
     "func.def",
     "A function: a symbol with arguments, result types and a body ending in func.return.",
     attrs=[
-        AttrDef("visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)),
-                optional=True),
+        AttrDef(
+            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
+        ),
         AttrDef("retain", AttrKind.UNIT, optional=True),
-        AttrDef("cc", AttrKind.ENUM, optional=True,
-                enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer"))),
+        AttrDef(
+            "cc",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
+        ),
         *_CALL_MODIFIERS,
         AttrDef("target", AttrKind.SYMBOL, optional=True),
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
@@ -57,8 +62,15 @@ DEF = op(
         AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
         AttrDef("predicates", AttrKind.PREDICATES, optional=True),
     ],
-    regions=[RegionDef("body", terminator="func.return", arg_source=ArgSource.VALUES,
-                       arg_keyword="args", yields="result_types")],
+    regions=[
+        RegionDef(
+            "body",
+            terminator="func.return",
+            arg_source=ArgSource.VALUES,
+            arg_keyword="args",
+            yields="result_types",
+        )
+    ],
     traits=[Symbol("callee", kind="func"), IsolatedFromAbove(), SymbolUse("target", ("record",))],
     format=[
         OptionalGroup("visibility", Attr("visibility")),
@@ -67,16 +79,21 @@ DEF = op(
         *_CALL_MODIFIER_FORMAT,
         OptionalGroup("target", Clause("target", SymbolRef("target"))),
         OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
-        SymbolRef("callee"), BlockArgs("body"),
+        SymbolRef("callee"),
+        BlockArgs("body"),
         OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
         OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
         RegionRef("body"),
     ],
-    examples=[Example(
-        "func.def pure @twice(%x: index) -> (index) {\n"
-        "  %y = index.add %x, %x : index\n"
-        "  func.return %y : index\n"
-        "}", top_level=True)],
+    examples=[
+        Example(
+            "func.def pure @twice(%x: index) -> (index) {\n"
+            "  %y = index.add %x, %x : index\n"
+            "  func.return %y : index\n"
+            "}",
+            top_level=True,
+        )
+    ],
 )
 
 
@@ -88,17 +105,34 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
     results = tuple(callee.attributes.get("result_types", ()))
     args = tuple(v.type for v in op.operands)
     if len(args) != len(params):
-        return [Violation("STRUCTURE/013", f"call passes {len(args)} arguments to "
-                          f"@{op.attributes['callee']}, which takes {len(params)}", "operands")]
+        return [
+            Violation(
+                "STRUCTURE/013",
+                f"call passes {len(args)} arguments to "
+                f"@{op.attributes['callee']}, which takes {len(params)}",
+                "operands",
+            )
+        ]
     for i, (a, p) in enumerate(zip(args, params)):
         if a != p:
-            return [Violation("TYPE/001", f"argument {i} type {a} does not match parameter "
-                              f"type {p}", "operands")]
+            return [
+                Violation(
+                    "TYPE/001",
+                    f"argument {i} type {a} does not match parameter type {p}",
+                    "operands",
+                )
+            ]
     got = tuple(v.type for v in op.results)
     if got != results:
-        return [Violation("TYPE/001", f"call result types ({', '.join(map(str, got))}) do not "
-                          f"match @{op.attributes['callee']}'s "
-                          f"({', '.join(map(str, results))})", "results")]
+        return [
+            Violation(
+                "TYPE/001",
+                f"call result types ({', '.join(map(str, got))}) do not "
+                f"match @{op.attributes['callee']}'s "
+                f"({', '.join(map(str, results))})",
+                "results",
+            )
+        ]
     return []
 
 
@@ -109,18 +143,32 @@ CALL = op(
     operands=[Operand("operands", ANY, variadic=True)],
     results=[Result("results", ANY, variadic=True)],
     traits=[SymbolUse("callee", ("func",))],
-    format=[*_CALL_MODIFIER_FORMAT, SymbolRef("callee"), Glue(), Kw("("), Refs("operands"),
-            Kw(")"), Kw(":"), Kw("("), TypesOf("operands"), Kw(")"),
-            OptionalGroup("results", Kw("->"), ResultTypeList("results"))],
-    examples=[Example(
-        "func.def pure @twice(%x: index) -> (index) {\n"
-        "  %y = index.add %x, %x : index\n"
-        "  func.return %y : index\n"
-        "}\n\n"
-        "func.def @caller(%a: index) -> (index) {\n"
-        "  %b = func.call pure @twice(%a) : (index) -> (index)\n"
-        "  func.return %b : index\n"
-        "}", top_level=True)],
+    format=[
+        *_CALL_MODIFIER_FORMAT,
+        SymbolRef("callee"),
+        Glue(),
+        Kw("("),
+        Refs("operands"),
+        Kw(")"),
+        Kw(":"),
+        Kw("("),
+        TypesOf("operands"),
+        Kw(")"),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+    ],
+    examples=[
+        Example(
+            "func.def pure @twice(%x: index) -> (index) {\n"
+            "  %y = index.add %x, %x : index\n"
+            "  func.return %y : index\n"
+            "}\n\n"
+            "func.def @caller(%a: index) -> (index) {\n"
+            "  %b = func.call pure @twice(%a) : (index) -> (index)\n"
+            "  func.return %b : index\n"
+            "}",
+            top_level=True,
+        )
+    ],
     verifier=_verify_call,
 )
 
@@ -130,10 +178,12 @@ RETURN = op(
     operands=[Operand("operands", ANY, variadic=True)],
     traits=[Terminator(values="operands"), HasParent(("func.def",))],
     format=[Refs("operands"), OptionalGroup("operands", Kw(":"), TypesOf("operands"))],
-    examples=[Example(
-        "func.def @pair(%a: i32, %b: f32) -> (i32, f32) {\n"
-        "  func.return %a, %b : i32, f32\n"
-        "}", top_level=True)],
+    examples=[
+        Example(
+            "func.def @pair(%a: i32, %b: f32) -> (i32, f32) {\n  func.return %a, %b : i32, f32\n}",
+            top_level=True,
+        )
+    ],
 )
 
 OPS = (DEF, CALL, RETURN)

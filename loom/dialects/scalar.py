@@ -1,6 +1,5 @@
 """scalar: fixed-width integer and float arithmetic, comparisons and conversions."""
 
-
 from loom.dialects._shapes import (
     FASTMATH,
     FLOAT_PREDICATE,
@@ -38,12 +37,22 @@ def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
         return []
     if t.is_float:
         if not isinstance(value, float):
-            return [Violation("TYPE/005", f"attribute 'value' {value!r} must be a float literal "
-                              f"for {t}", "value")]
+            return [
+                Violation(
+                    "TYPE/005",
+                    f"attribute 'value' {value!r} must be a float literal for {t}",
+                    "value",
+                )
+            ]
         return []
     if not isinstance(value, int):
-        return [Violation("TYPE/005", f"attribute 'value' {value!r} must be an integer literal "
-                          f"for {t}", "value")]
+        return [
+            Violation(
+                "TYPE/005",
+                f"attribute 'value' {value!r} must be an integer literal for {t}",
+                "value",
+            )
+        ]
     if t.bit_width == 1:
         lo, hi = 0, 1
     else:
@@ -60,8 +69,11 @@ CONSTANT = op(
     results=[Result("result", NUMERIC)],
     traits=[Pure()],
     format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[Example("%c = scalar.constant 42 : i32"), Example("%h = scalar.constant 0.5 : f32"),
-              Example("%t = scalar.constant true : i1")],
+    examples=[
+        Example("%c = scalar.constant 42 : i32"),
+        Example("%h = scalar.constant 0.5 : f32"),
+        Example("%t = scalar.constant true : i1"),
+    ],
     verifier=_verify_constant,
 )
 
@@ -109,44 +121,117 @@ _FLOAT_UNARY = [
 
 INT_BINARY = tuple(
     binary_op(f"scalar.{n}", doc, INTEGER, f"%r = scalar.{n} %a, %b : i32", flags=flags)
-    for n, doc, flags in _INT_BINARY)
+    for n, doc, flags in _INT_BINARY
+)
 FLOAT_BINARY = tuple(
     binary_op(f"scalar.{n}", doc, FLOAT, f"%r = scalar.{n} %a, %b : f32", flags=FASTMATH)
-    for n, doc in _FLOAT_BINARY)
+    for n, doc in _FLOAT_BINARY
+)
 FLOAT_UNARY = tuple(
     unary_op(f"scalar.{n}", doc, FLOAT, f"%r = scalar.{n} %x : f32", flags=FASTMATH)
-    for n, doc in _FLOAT_UNARY)
+    for n, doc in _FLOAT_UNARY
+)
 
-FMAF = ternary_op("scalar.fmaf", "a * b + c with a single rounding.", FLOAT,
-                  "%r = scalar.fmaf %a, %b, %c : f32", flags=FASTMATH)
-CMPI = comparison_op("scalar.cmpi", "Integer comparison producing i1.", INT_PREDICATE, INTEGER,
-                     "%p = scalar.cmpi slt, %a, %b : i32")
-CMPF = comparison_op("scalar.cmpf", "Float comparison (o*: false on NaN, u*: true on NaN).",
-                     FLOAT_PREDICATE, FLOAT, "%p = scalar.cmpf olt, %a, %b : f32",
-                     flags=FASTMATH)
+FMAF = ternary_op(
+    "scalar.fmaf",
+    "a * b + c with a single rounding.",
+    FLOAT,
+    "%r = scalar.fmaf %a, %b, %c : f32",
+    flags=FASTMATH,
+)
+CMPI = comparison_op(
+    "scalar.cmpi",
+    "Integer comparison producing i1.",
+    INT_PREDICATE,
+    INTEGER,
+    "%p = scalar.cmpi slt, %a, %b : i32",
+)
+CMPF = comparison_op(
+    "scalar.cmpf",
+    "Float comparison (o*: false on NaN, u*: true on NaN).",
+    FLOAT_PREDICATE,
+    FLOAT,
+    "%p = scalar.cmpf olt, %a, %b : f32",
+    flags=FASTMATH,
+)
 
 CASTS = (
-    cast_op("scalar.extsi", "Sign-extends to a wider integer.", INTEGER, INTEGER,
-            "%r = scalar.extsi %x : i8 to i32", verifier=width_rule("wider")),
-    cast_op("scalar.extui", "Zero-extends to a wider integer.", INTEGER, INTEGER,
-            "%r = scalar.extui %x : i8 to i32", verifier=width_rule("wider")),
-    cast_op("scalar.trunci", "Keeps the low bits in a narrower integer.", INTEGER, INTEGER,
-            "%r = scalar.trunci %x : i32 to i8", verifier=width_rule("narrower")),
-    cast_op("scalar.sitofp", "Signed integer to float (round to nearest even).", INTEGER, FLOAT,
-            "%r = scalar.sitofp %x : i32 to f32"),
-    cast_op("scalar.uitofp", "Unsigned integer to float (round to nearest even).", INTEGER, FLOAT,
-            "%r = scalar.uitofp %x : i32 to f32"),
-    cast_op("scalar.fptosi", "Float to signed integer, truncating toward zero.", FLOAT, INTEGER,
-            "%r = scalar.fptosi %x : f32 to i32"),
-    cast_op("scalar.fptoui", "Float to unsigned integer, truncating toward zero.", FLOAT, INTEGER,
-            "%r = scalar.fptoui %x : f32 to i32"),
-    cast_op("scalar.extf", "Widens a float exactly.", FLOAT, FLOAT,
-            "%r = scalar.extf %x : f16 to f32", verifier=width_rule("wider")),
-    cast_op("scalar.fptrunc", "Narrows a float, rounding to nearest even.", FLOAT, FLOAT,
-            "%r = scalar.fptrunc %x : f32 to f16", verifier=width_rule("narrower")),
-    cast_op("scalar.bitcast", "Reinterprets the bits in a type of the same width.", NUMERIC,
-            NUMERIC, "%r = scalar.bitcast %x : f32 to i32", verifier=width_rule("same")),
+    cast_op(
+        "scalar.extsi",
+        "Sign-extends to a wider integer.",
+        INTEGER,
+        INTEGER,
+        "%r = scalar.extsi %x : i8 to i32",
+        verifier=width_rule("wider"),
+    ),
+    cast_op(
+        "scalar.extui",
+        "Zero-extends to a wider integer.",
+        INTEGER,
+        INTEGER,
+        "%r = scalar.extui %x : i8 to i32",
+        verifier=width_rule("wider"),
+    ),
+    cast_op(
+        "scalar.trunci",
+        "Keeps the low bits in a narrower integer.",
+        INTEGER,
+        INTEGER,
+        "%r = scalar.trunci %x : i32 to i8",
+        verifier=width_rule("narrower"),
+    ),
+    cast_op(
+        "scalar.sitofp",
+        "Signed integer to float (round to nearest even).",
+        INTEGER,
+        FLOAT,
+        "%r = scalar.sitofp %x : i32 to f32",
+    ),
+    cast_op(
+        "scalar.uitofp",
+        "Unsigned integer to float (round to nearest even).",
+        INTEGER,
+        FLOAT,
+        "%r = scalar.uitofp %x : i32 to f32",
+    ),
+    cast_op(
+        "scalar.fptosi",
+        "Float to signed integer, truncating toward zero.",
+        FLOAT,
+        INTEGER,
+        "%r = scalar.fptosi %x : f32 to i32",
+    ),
+    cast_op(
+        "scalar.fptoui",
+        "Float to unsigned integer, truncating toward zero.",
+        FLOAT,
+        INTEGER,
+        "%r = scalar.fptoui %x : f32 to i32",
+    ),
+    cast_op(
+        "scalar.extf",
+        "Widens a float exactly.",
+        FLOAT,
+        FLOAT,
+        "%r = scalar.extf %x : f16 to f32",
+        verifier=width_rule("wider"),
+    ),
+    cast_op(
+        "scalar.fptrunc",
+        "Narrows a float, rounding to nearest even.",
+        FLOAT,
+        FLOAT,
+        "%r = scalar.fptrunc %x : f32 to f16",
+        verifier=width_rule("narrower"),
+    ),
+    cast_op(
+        "scalar.bitcast",
+        "Reinterprets the bits in a type of the same width.",
+        NUMERIC,
+        NUMERIC,
+        "%r = scalar.bitcast %x : f32 to i32",
+        verifier=width_rule("same"),
+    ),
 )
 
 OPS = (CONSTANT, *INT_BINARY, *FLOAT_BINARY, *FLOAT_UNARY, FMAF, CMPI, CMPF, *CASTS)
-

@@ -20,10 +20,10 @@ from loom.dsl import (
     OptionalGroup,
     Pure,
     Ref,
+    Refs,
     RegionArg,
     RegionDef,
     RegionRef,
-    Refs,
     Result,
     ResultTypeList,
     SameType,
@@ -39,12 +39,21 @@ from loom.dsl import (
 def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
     attrs = op.attributes
     if "unroll_policy" in attrs and op.operands[3:4] and _has_unroll_factor(op, ctx):
-        return [Violation("STRUCTURE/014", "bare 'unroll' cannot be combined with an unroll "
-                          "factor", "unroll_policy")]
-    if "unroll_schedule" in attrs and "unroll_policy" not in attrs and not _has_unroll_factor(
-            op, ctx):
-        return [Violation("STRUCTURE/014", "'schedule' requires an unroll directive",
-                          "unroll_schedule")]
+        return [
+            Violation(
+                "STRUCTURE/014",
+                "bare 'unroll' cannot be combined with an unroll factor",
+                "unroll_policy",
+            )
+        ]
+    if (
+        "unroll_schedule" in attrs
+        and "unroll_policy" not in attrs
+        and not _has_unroll_factor(op, ctx)
+    ):
+        return [
+            Violation("STRUCTURE/014", "'schedule' requires an unroll directive", "unroll_schedule")
+        ]
     return []
 
 
@@ -55,22 +64,45 @@ def _has_unroll_factor(op, ctx) -> bool:  # noqa: ANN001
 FOR = op(
     "scf.for",
     "Counted loop from lower_bound (inclusive) to upper_bound (exclusive) by a positive step.",
-    operands=[Operand("lower_bound", ADDRESS), Operand("upper_bound", ADDRESS),
-              Operand("step", ADDRESS), Operand("iter_args", ANY, variadic=True),
-              Operand("unroll_factor", INDEX_T, optional=True)],
+    operands=[
+        Operand("lower_bound", ADDRESS),
+        Operand("upper_bound", ADDRESS),
+        Operand("step", ADDRESS),
+        Operand("iter_args", ANY, variadic=True),
+        Operand("unroll_factor", INDEX_T, optional=True),
+    ],
     results=[Result("results", ANY, variadic=True)],
     attrs=[
         AttrDef("unroll_policy", AttrKind.UNIT, optional=True),
-        AttrDef("unroll_schedule", AttrKind.ENUM, optional=True,
-                enum=EnumDef("schedule", ("linear", "interleaved", "recurrence"))),
+        AttrDef(
+            "unroll_schedule",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("schedule", ("linear", "interleaved", "recurrence")),
+        ),
     ],
-    regions=[RegionDef("body", terminator="scf.yield", implicit_terminator=True,
-                       arg_source=ArgSource.DERIVED, derived_from=("~lower_bound", "iter_args"),
-                       yields="results")],
+    regions=[
+        RegionDef(
+            "body",
+            terminator="scf.yield",
+            implicit_terminator=True,
+            arg_source=ArgSource.DERIVED,
+            derived_from=("~lower_bound", "iter_args"),
+            yields="results",
+        )
+    ],
     traits=[SameType(("lower_bound", "upper_bound", "step")), SameTypeAt("iter_args", "results")],
     format=[
-        RegionArg("body", 0), Kw("="), Kw("["), Ref("lower_bound"), Kw("to"), Ref("upper_bound"),
-        Kw("step"), Ref("step"), Kw("]"), BindingList("iter_args", "body", skip=1),
+        RegionArg("body", 0),
+        Kw("="),
+        Kw("["),
+        Ref("lower_bound"),
+        Kw("to"),
+        Ref("upper_bound"),
+        Kw("step"),
+        Ref("step"),
+        Kw("]"),
+        BindingList("iter_args", "body", skip=1),
         OptionalGroup("results", Kw("->"), ResultTypeList("results")),
         OptionalGroup("unroll_factor", Clause("unroll", Ref("unroll_factor"))),
         OptionalGroup("unroll_policy", Kw("unroll")),
@@ -79,10 +111,13 @@ FOR = op(
     ],
     examples=[
         Example("scf.for %iv = [%lo to %hi step %st] {\n}", "%lo: index, %hi: index, %st: index"),
-        Example("%sum = scf.for %iv = [%lo to %hi step %st](%acc = %init : f32) -> (f32) {\n"
-                "  %next = scalar.addf %acc, %init : f32\n"
-                "  scf.yield %next : f32\n"
-                "}", "%lo: index, %hi: index, %st: index, %init: f32"),
+        Example(
+            "%sum = scf.for %iv = [%lo to %hi step %st](%acc = %init : f32) -> (f32) {\n"
+            "  %next = scalar.addf %acc, %init : f32\n"
+            "  scf.yield %next : f32\n"
+            "}",
+            "%lo: index, %hi: index, %st: index, %init: f32",
+        ),
     ],
     verifier=_verify_for,
 )
@@ -90,8 +125,9 @@ FOR = op(
 
 def _verify_if(op, ctx) -> list[Violation]:  # noqa: ANN001
     if op.results and ctx.region(op, "else_region") is None:
-        return [Violation("STRUCTURE/007", "'scf.if' with results needs an else region",
-                          "else_region")]
+        return [
+            Violation("STRUCTURE/007", "'scf.if' with results needs an else region", "else_region")
+        ]
     return []
 
 
@@ -101,19 +137,29 @@ IF = op(
     operands=[Operand("condition", I1_T)],
     results=[Result("results", ANY, variadic=True)],
     regions=[
-        RegionDef("then_region", terminator="scf.yield", implicit_terminator=True,
-                  yields="results"),
-        RegionDef("else_region", terminator="scf.yield", implicit_terminator=True,
-                  optional=True, yields="results"),
+        RegionDef(
+            "then_region", terminator="scf.yield", implicit_terminator=True, yields="results"
+        ),
+        RegionDef(
+            "else_region",
+            terminator="scf.yield",
+            implicit_terminator=True,
+            optional=True,
+            yields="results",
+        ),
     ],
     format=[
-        Ref("condition"), OptionalGroup("results", Kw("->"), ResultTypeList("results")),
-        RegionRef("then_region"), OptionalGroup("else_region", Kw("else"), RegionRef("else_region")),
+        Ref("condition"),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RegionRef("then_region"),
+        OptionalGroup("else_region", Kw("else"), RegionRef("else_region")),
     ],
     examples=[
         Example("scf.if %c {\n}", "%c: i1"),
-        Example("%r = scf.if %c -> (f32) {\n  scf.yield %a : f32\n} else {\n"
-                "  scf.yield %b : f32\n}", "%c: i1, %a: f32, %b: f32"),
+        Example(
+            "%r = scf.if %c -> (f32) {\n  scf.yield %a : f32\n} else {\n  scf.yield %b : f32\n}",
+            "%c: i1, %a: f32, %b: f32",
+        ),
     ],
     verifier=_verify_if,
 )
@@ -124,19 +170,29 @@ YIELD = op(
     operands=[Operand("values", ANY, variadic=True)],
     traits=[Terminator(values="values"), HasParent(("scf.for", "scf.if", "scf.while"))],
     format=[Refs("values"), OptionalGroup("values", Kw(":"), TypesOf("values"))],
-    examples=[Example("%r = scf.if %c -> (i32) {\n  scf.yield %a : i32\n} else {\n"
-                      "  scf.yield %b : i32\n}", "%c: i1, %a: i32, %b: i32")],
+    examples=[
+        Example(
+            "%r = scf.if %c -> (i32) {\n  scf.yield %a : i32\n} else {\n  scf.yield %b : i32\n}",
+            "%c: i1, %a: i32, %b: i32",
+        )
+    ],
 )
 
 SELECT = op(
     "scf.select",
     "Chooses true_value when the condition holds, else false_value (whole values).",
-    operands=[Operand("condition", I1_T), Operand("true_value", ANY),
-              Operand("false_value", ANY)],
+    operands=[Operand("condition", I1_T), Operand("true_value", ANY), Operand("false_value", ANY)],
     results=[Result("result", ANY)],
     traits=[Pure(), SameType(("true_value", "false_value", "result"))],
-    format=[Ref("condition"), Kw(","), Ref("true_value"), Kw(","), Ref("false_value"), Kw(":"),
-            TypeOf("result")],
+    format=[
+        Ref("condition"),
+        Kw(","),
+        Ref("true_value"),
+        Kw(","),
+        Ref("false_value"),
+        Kw(":"),
+        TypeOf("result"),
+    ],
     examples=[Example("%r = scf.select %c, %a, %b : i32", "%c: i1, %a: i32, %b: i32")],
 )
 
@@ -146,24 +202,41 @@ WHILE = op(
     operands=[Operand("iter_args", ANY, variadic=True)],
     results=[Result("results", ANY, variadic=True)],
     regions=[
-        RegionDef("before", terminator="scf.condition", arg_source=ArgSource.DERIVED,
-                  derived_from=("iter_args",), yields="results"),
-        RegionDef("after", terminator="scf.yield", arg_source=ArgSource.DERIVED,
-                  derived_from=("results",), yields="iter_args"),
+        RegionDef(
+            "before",
+            terminator="scf.condition",
+            arg_source=ArgSource.DERIVED,
+            derived_from=("iter_args",),
+            yields="results",
+        ),
+        RegionDef(
+            "after",
+            terminator="scf.yield",
+            arg_source=ArgSource.DERIVED,
+            derived_from=("results",),
+            yields="iter_args",
+        ),
     ],
     format=[
         BindingList("iter_args", "before"),
         OptionalGroup("results", Kw("->"), ResultTypeList("results")),
-        RegionRef("before"), Kw("do"), BlockArgs("after", omit_empty=True), RegionRef("after"),
+        RegionRef("before"),
+        Kw("do"),
+        BlockArgs("after", omit_empty=True),
+        RegionRef("after"),
     ],
-    examples=[Example(
-        "%r = scf.while(%x = %init : index) -> (index) {\n"
-        "  %go = index.cmp slt, %x, %n : index\n"
-        "  scf.condition %go, %x : i1, index\n"
-        "} do(%y: index) {\n"
-        "  %next = index.add %y, %y : index\n"
-        "  scf.yield %next : index\n"
-        "}", "%init: index, %n: index")],
+    examples=[
+        Example(
+            "%r = scf.while(%x = %init : index) -> (index) {\n"
+            "  %go = index.cmp slt, %x, %n : index\n"
+            "  scf.condition %go, %x : i1, index\n"
+            "} do(%y: index) {\n"
+            "  %next = index.add %y, %y : index\n"
+            "  scf.yield %next : index\n"
+            "}",
+            "%init: index, %n: index",
+        )
+    ],
 )
 
 CONDITION = op(
@@ -172,12 +245,7 @@ CONDITION = op(
     operands=[Operand("condition", I1_T), Operand("forwarded", ANY, variadic=True)],
     traits=[Terminator(values="forwarded"), HasParent(("scf.while",))],
     format=[Refs("condition", "forwarded"), Kw(":"), TypesOf("condition", "forwarded")],
-    examples=[Example(
-        "scf.while {\n"
-        "  scf.condition %c : i1\n"
-        "} do {\n"
-        "  scf.yield\n"
-        "}", "%c: i1")],
+    examples=[Example("scf.while {\n  scf.condition %c : i1\n} do {\n  scf.yield\n}", "%c: i1")],
 )
 
 OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION)

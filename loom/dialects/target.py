@@ -13,14 +13,30 @@ from loom.dsl import (
 )
 
 _INT_OVERRIDES = (
-    "default_pointer_bitwidth", "index_bitwidth", "offset_bitwidth",
-    "max_workgroup_size_x", "max_workgroup_size_y", "max_workgroup_size_z",
-    "max_flat_workgroup_size", "max_workgroup_storage_bytes", "subgroup_size",
-    "max_grid_size_x", "max_grid_size_y", "max_grid_size_z", "max_flat_grid_size",
-    "max_workgroup_count_x", "max_workgroup_count_y", "max_workgroup_count_z",
-    "memory_space_generic", "memory_space_global", "memory_space_workgroup",
-    "memory_space_constant", "memory_space_private", "memory_space_host",
-    "memory_space_descriptor", "contract_feature_bits",
+    "default_pointer_bitwidth",
+    "index_bitwidth",
+    "offset_bitwidth",
+    "max_workgroup_size_x",
+    "max_workgroup_size_y",
+    "max_workgroup_size_z",
+    "max_flat_workgroup_size",
+    "max_workgroup_storage_bytes",
+    "subgroup_size",
+    "max_grid_size_x",
+    "max_grid_size_y",
+    "max_grid_size_z",
+    "max_flat_grid_size",
+    "max_workgroup_count_x",
+    "max_workgroup_count_y",
+    "max_workgroup_count_z",
+    "memory_space_generic",
+    "memory_space_global",
+    "memory_space_workgroup",
+    "memory_space_constant",
+    "memory_space_private",
+    "memory_space_host",
+    "memory_space_descriptor",
+    "contract_feature_bits",
 )
 
 TARGET_GENERIC = op(
@@ -29,16 +45,40 @@ TARGET_GENERIC = op(
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=EnumDef("kind", ("reference",))),
         AttrDef("symbol", AttrKind.SYMBOL),
-        AttrDef("codegen_format", AttrKind.ENUM, optional=True, enum=EnumDef(
-            "codegen_format", ("unknown", "llvmir", "spirv", "vm", "low_native", "wasm"))),
+        AttrDef(
+            "codegen_format",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef(
+                "codegen_format", ("unknown", "llvmir", "spirv", "vm", "low_native", "wasm")
+            ),
+        ),
         AttrDef("artifact_format", AttrKind.STRING, optional=True),
         *(AttrDef(name, AttrKind.INT, optional=True) for name in _INT_OVERRIDES),
-        AttrDef("abi", AttrKind.ENUM, optional=True, enum=EnumDef("abi", (
-            "unknown", "object_function", "hal_kernel", "vm_module_function",
-            "shader_entry_point", "wasm_function", "command_program"))),
+        AttrDef(
+            "abi",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef(
+                "abi",
+                (
+                    "unknown",
+                    "object_function",
+                    "hal_kernel",
+                    "vm_module_function",
+                    "shader_entry_point",
+                    "wasm_function",
+                    "command_program",
+                ),
+            ),
+        ),
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
-        AttrDef("linkage", AttrKind.ENUM, optional=True,
-                enum=EnumDef("linkage", ("default", "dso_local"))),
+        AttrDef(
+            "linkage",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("linkage", ("default", "dso_local")),
+        ),
         AttrDef("contract_set_key", AttrKind.STRING, optional=True),
     ],
     traits=[Symbol("symbol", kind="record")],

@@ -39,8 +39,9 @@ class KernelConfigArgumentSpec:
     type: Type = INDEX
 
 
-def normalize_launch_tuple(values: Sequence[int], what: str = "launch tuple"
-                           ) -> tuple[int, int, int]:
+def normalize_launch_tuple(
+    values: Sequence[int], what: str = "launch tuple"
+) -> tuple[int, int, int]:
     """Pad to three entries with 1; more than three is a ValueError."""
     values = tuple(values)
     if len(values) > 3:
@@ -64,8 +65,9 @@ class KernelLaunchConfigSpec:
     workgroup_size: tuple[int, ...] = (1, 1, 1)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "workgroup_count",
-                           normalize_launch_tuple(self.workgroup_count, "workgroup_count"))
+        object.__setattr__(
+            self, "workgroup_count", normalize_launch_tuple(self.workgroup_count, "workgroup_count")
+        )
         object.__setattr__(self, "workgroup_size", normalize_workgroup_size(self.workgroup_size))
 
 
@@ -152,7 +154,7 @@ def target_preset_amdgpu_kind(target_preset: str) -> str | None:
     for i, w in enumerate(words):
         for prefix in ("-mcpu=", "--mcpu="):
             if w.startswith(prefix):
-                return w[len(prefix):]
+                return w[len(prefix) :]
         if w in ("-mcpu", "--mcpu") and i + 1 < len(words):
             return words[i + 1]
     return None
@@ -161,27 +163,37 @@ def target_preset_amdgpu_kind(target_preset: str) -> str | None:
 def kernel_module_ops(target_preset: str) -> tuple[OpDef, ...]:
     """The declaration set for modules of this target preset (``"reference"``: every op)."""
     if target_preset not in _KNOWN_PRESETS:
-        raise ValueError(f"unknown target preset {target_preset!r}; known presets: "
-                         + ", ".join(repr(p) for p in _KNOWN_PRESETS))
+        raise ValueError(
+            f"unknown target preset {target_preset!r}; known presets: "
+            + ", ".join(repr(p) for p in _KNOWN_PRESETS)
+        )
     return default_ops()
 
 
-def build_static_launch_config(builder: LoomBuilder, config_region: Region,
-                               launch_config: KernelLaunchConfigSpec) -> None:
+def build_static_launch_config(
+    builder: LoomBuilder, config_region: Region, launch_config: KernelLaunchConfigSpec
+) -> None:
     """Fill a config region with six index constants and ``kernel.launch.config``."""
     from loom.ir import INDEX as _INDEX
 
     with builder.insertion_block(config_region.blocks[0]):
         values = {}
-        for prefix, dims in (("wg_count", launch_config.workgroup_count),
-                             ("wg_size", launch_config.workgroup_size)):
+        for prefix, dims in (
+            ("wg_count", launch_config.workgroup_count),
+            ("wg_size", launch_config.workgroup_size),
+        ):
             for axis, n in zip("xyz", dims):
                 values[f"{prefix}_{axis}"] = builder.index.constant(
-                    value=n, results=[_INDEX], name=f"{prefix}_{axis}")
+                    value=n, results=[_INDEX], name=f"{prefix}_{axis}"
+                )
         builder.kernel.config(
-            workgroup_count_x=values["wg_count_x"], workgroup_count_y=values["wg_count_y"],
-            workgroup_count_z=values["wg_count_z"], workgroup_size_x=values["wg_size_x"],
-            workgroup_size_y=values["wg_size_y"], workgroup_size_z=values["wg_size_z"])
+            workgroup_count_x=values["wg_count_x"],
+            workgroup_count_y=values["wg_count_y"],
+            workgroup_count_z=values["wg_count_z"],
+            workgroup_size_x=values["wg_size_x"],
+            workgroup_size_y=values["wg_size_y"],
+            workgroup_size_z=values["wg_size_z"],
+        )
 
 
 def create_kernel_module(spec: KernelModuleSpec) -> KernelModuleShell:
@@ -196,36 +208,61 @@ def create_kernel_module(spec: KernelModuleSpec) -> KernelModuleShell:
     _check_ordinals(spec.arguments, "arguments")
     _check_ordinals(spec.config_arguments, "config_arguments")
     body_names = NameAllocator()
-    body_args = [builder.value(body_names.reserve_or_fresh(sanitize_identifier(a.name, "arg")),
-                               a.type)
-                 for a in sorted(spec.arguments, key=lambda a: a.ordinal)]
+    body_args = [
+        builder.value(body_names.reserve_or_fresh(sanitize_identifier(a.name, "arg")), a.type)
+        for a in sorted(spec.arguments, key=lambda a: a.ordinal)
+    ]
     config_names = NameAllocator()
-    config_region = builder.region(args=[
-        (config_names.reserve_or_fresh(sanitize_identifier(a.name, "arg")), a.type)
-        for a in sorted(spec.config_arguments, key=lambda a: a.ordinal)])
+    config_region = builder.region(
+        args=[
+            (config_names.reserve_or_fresh(sanitize_identifier(a.name, "arg")), a.type)
+            for a in sorted(spec.config_arguments, key=lambda a: a.ordinal)
+        ]
+    )
     body_region = Region()
     kernel_symbol = sanitize_symbol(spec.callee, fallback="kernel")
-    builder.kernel.def_(target=target_symbol, export_symbol=spec.export_symbol,
-                        callee=kernel_symbol, args=body_args, config=config_region,
-                        body=body_region)
+    builder.kernel.def_(
+        target=target_symbol,
+        export_symbol=spec.export_symbol,
+        callee=kernel_symbol,
+        args=body_args,
+        config=config_region,
+        body=body_region,
+    )
     kernel = builder.last_op
     if spec.launch_config is not None:
         build_static_launch_config(builder, config_region, spec.launch_config)
-    config_args = dict(zip(sorted(a.ordinal for a in spec.config_arguments),
-                           config_region.blocks[0].args))
+    config_args = dict(
+        zip(sorted(a.ordinal for a in spec.config_arguments), config_region.blocks[0].args)
+    )
     launch_args = dict(zip(sorted(a.ordinal for a in spec.arguments), body_region.blocks[0].args))
-    return KernelModuleShell(module, builder, config_region, body_region, config_args,
-                             launch_args, target_symbol, kernel_symbol, kernel)
+    return KernelModuleShell(
+        module,
+        builder,
+        config_region,
+        body_region,
+        config_args,
+        launch_args,
+        target_symbol,
+        kernel_symbol,
+        kernel,
+    )
 
 
 def _check_ordinals(specs: Sequence, what: str) -> None:
     ordinals = [s.ordinal for s in specs]
     if sorted(ordinals) != list(range(len(ordinals))):
-        raise ValueError(f"{what} ordinals must be 0..{len(ordinals) - 1} without gaps or "
-                         f"repeats, got {ordinals}")
+        raise ValueError(
+            f"{what} ordinals must be 0..{len(ordinals) - 1} without gaps or "
+            f"repeats, got {ordinals}"
+        )
 
 
-def print_loom_module(module: Module, *, ops: OpRegistry | Iterable[OpDef] | None = None,
-                      print_locations: bool = False) -> str:
+def print_loom_module(
+    module: Module,
+    *,
+    ops: OpRegistry | Iterable[OpDef] | None = None,
+    print_locations: bool = False,
+) -> str:
     """Canonical text of ``module`` (every declared op when ``ops`` is None)."""
     return print_module(module, ops=ops, print_locations=print_locations)

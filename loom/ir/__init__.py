@@ -10,7 +10,7 @@ from loom.ir.locations import (
     TaggedLocation,
 )
 from loom.ir.module import Module
-from loom.ir.operations import EMPTY_ATTRS, Block, Operation, Region
+from loom.ir.operations import EMPTY_ATTRS, Block, Operation, Region, freeze_attributes
 from loom.ir.type_text import type_to_text
 from loom.ir.types import (
     BF16,
@@ -41,10 +41,47 @@ from loom.ir.types import (
 from loom.ir.values import Value, ValueRef
 
 __all__ = [
-    "BF16", "BUFFER_TYPE", "DYNAMIC_INDEX", "EMPTY_ATTRS", "F16", "F32", "F64", "I1", "I8", "I16",
-    "I32", "I64", "INDEX", "LOCATION_UNKNOWN", "OFFSET", "PREDICATE_ARITY", "SCALAR_TYPES",
-    "Block", "BufferType", "DynamicDim", "FileLocation", "FloatLiteral", "FunctionType",
-    "FusedLocation", "Location", "Module", "OpaqueLocation", "Operation", "Predicate", "Region",
-    "ScalarType", "ScalarTypeKind", "ShapedType", "StaticDim", "TaggedLocation", "Type",
-    "TypeKind", "Value", "ValueRef", "type_to_text", "vector_type", "view_type",
+    "BF16",
+    "BUFFER_TYPE",
+    "DYNAMIC_INDEX",
+    "EMPTY_ATTRS",
+    "F16",
+    "F32",
+    "F64",
+    "I1",
+    "I8",
+    "I16",
+    "I32",
+    "I64",
+    "INDEX",
+    "LOCATION_UNKNOWN",
+    "OFFSET",
+    "PREDICATE_ARITY",
+    "SCALAR_TYPES",
+    "Block",
+    "BufferType",
+    "DynamicDim",
+    "FileLocation",
+    "FloatLiteral",
+    "FunctionType",
+    "FusedLocation",
+    "Location",
+    "Module",
+    "OpaqueLocation",
+    "Operation",
+    "Predicate",
+    "Region",
+    "ScalarType",
+    "ScalarTypeKind",
+    "ShapedType",
+    "StaticDim",
+    "TaggedLocation",
+    "Type",
+    "TypeKind",
+    "Value",
+    "ValueRef",
+    "freeze_attributes",
+    "type_to_text",
+    "vector_type",
+    "view_type",
 ]

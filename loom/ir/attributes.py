@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from loom.ir.values import Value
 
@@ -25,7 +24,7 @@ class FloatLiteral(float):
         return (FloatLiteral, (float(self), self.spelling))
 
 
-PredicateArgValue = Union[Value, int]
+PredicateArgValue = Value | int
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +39,19 @@ class Predicate:
 
 
 PREDICATE_ARITY = {
-    "eq": 2, "ne": 2, "lt": 2, "le": 2, "gt": 2, "ge": 2, "min": 2, "max": 2, "mul": 2,
-    "pow2": 1, "not_nan": 1, "not_inf": 1, "finite": 1, "range": 3,
+    "eq": 2,
+    "ne": 2,
+    "lt": 2,
+    "le": 2,
+    "gt": 2,
+    "ge": 2,
+    "min": 2,
+    "max": 2,
+    "mul": 2,
+    "pow2": 1,
+    "not_nan": 1,
+    "not_inf": 1,
+    "finite": 1,
+    "range": 3,
 }
 """Number of arguments each predicate kind takes."""

@@ -19,8 +19,17 @@ class Module:
     the unknown location, represented by ``None``).
     """
 
-    __slots__ = ("name", "body", "values", "symbols", "sources", "locations", "_location_ids",
-                 "file_header", "__weakref__")
+    __slots__ = (
+        "name",
+        "body",
+        "values",
+        "symbols",
+        "sources",
+        "locations",
+        "_location_ids",
+        "file_header",
+        "__weakref__",
+    )
 
     def __init__(self, name: str = "") -> None:
         self.name = name

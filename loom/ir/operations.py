@@ -15,18 +15,57 @@ from loom.ir.values import Value
 
 EMPTY_ATTRS: Mapping[str, Any] = MappingProxyType({})
 _NO_COMMENTS: tuple[str, ...] = ()
+_SHARED: dict[tuple, Mapping[str, Any]] = {}
+_SHARED_LIMIT = 1 << 14
+
+
+def _plain(v: Any) -> bool:
+    t = type(v)
+    return t is str or t is int or t is bool or (t is tuple and all(type(x) is int for x in v))
+
+
+def freeze_attributes(attributes: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """An immutable attribute mapping; common small ones are shared between ops.
+
+    Sharing keeps large modules compact (``{predicate = slt}`` exists once, not once per op).
+    Only plain values (strings, ints, bools, int tuples) are shared, keyed with their Python
+    type so ``true`` and ``1`` never merge.
+    """
+    if not attributes:
+        return EMPTY_ATTRS
+    if isinstance(attributes, MappingProxyType):
+        return attributes
+    items = tuple(sorted(attributes.items()))
+    if len(items) <= 4 and all(_plain(v) for _, v in items):
+        key = tuple((k, type(v), v) for k, v in items)
+        shared = _SHARED.get(key)
+        if shared is None:
+            shared = MappingProxyType(dict(items))
+            if len(_SHARED) < _SHARED_LIMIT:
+                _SHARED[key] = shared
+        return shared
+    return MappingProxyType(dict(items))
 
 
 class Operation:
     """One op: name, operand and result values, attributes, regions, location and trivia.
 
-    ``attributes`` is a dict (or the shared empty mapping); ``comments`` holds the text after
+    ``attributes`` is an immutable mapping sorted by key (see :func:`freeze_attributes`; assign
+    a new mapping to change it); ``comments`` holds the text after
     ``//`` of each comment line printed above the op; ``leading_blank_line`` asks the printer
     for one empty line before the op.
     """
 
-    __slots__ = ("name", "operands", "results", "attributes", "regions", "location_id",
-                 "comments", "leading_blank_line")
+    __slots__ = (
+        "name",
+        "operands",
+        "results",
+        "attributes",
+        "regions",
+        "location_id",
+        "comments",
+        "leading_blank_line",
+    )
 
     def __init__(
         self,
@@ -42,7 +81,7 @@ class Operation:
         self.name = name
         self.operands = operands
         self.results = results
-        self.attributes = attributes if attributes else EMPTY_ATTRS
+        self.attributes = freeze_attributes(attributes)
         self.regions = regions
         self.location_id = location_id
         self.comments = comments

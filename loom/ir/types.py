@@ -42,8 +42,19 @@ class ScalarTypeKind(Enum):
 
 _INT_WIDTHS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "index": 64, "offset": 64}
 _FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
-_BYTE_SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "index": 8, "offset": 8,
-               "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+_BYTE_SIZES = {
+    "i1": 1,
+    "i8": 1,
+    "i16": 2,
+    "i32": 4,
+    "i64": 8,
+    "index": 8,
+    "offset": 8,
+    "f16": 2,
+    "bf16": 2,
+    "f32": 4,
+    "f64": 8,
+}
 
 
 class Type:
@@ -200,8 +211,10 @@ class ShapedType(Type):
         return tuple(d.size if isinstance(d, StaticDim) else None for d in self.dims)
 
     def _key(self) -> tuple[Any, ...]:
-        enc = self.encoding if isinstance(self.encoding, str) or self.encoding is None else id(
+        enc = (
             self.encoding
+            if isinstance(self.encoding, str) or self.encoding is None
+            else id(self.encoding)
         )
         return (self.kind, self.element_type, self.dims, enc)
 
@@ -212,8 +225,9 @@ class ShapedType(Type):
         return hash(self._key())
 
 
-def view_type(element_type: ScalarType, *dims: Dim | int | Value, layout: str | Value | None = None
-              ) -> ShapedType:
+def view_type(
+    element_type: ScalarType, *dims: Dim | int | Value, layout: str | Value | None = None
+) -> ShapedType:
     """Convenience: ``view_type(F32, n_value, 4)`` is ``view<[%n]x4xf32>``."""
     from loom.ir.values import Value
 
@@ -241,8 +255,11 @@ class FunctionType(Type):
         self.results = tuple(results)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, FunctionType) and other.inputs == self.inputs
-                and other.results == self.results)
+        return (
+            isinstance(other, FunctionType)
+            and other.inputs == self.inputs
+            and other.results == self.results
+        )
 
     def __hash__(self) -> int:
         return hash((self.inputs, self.results))
@@ -261,6 +278,7 @@ F32 = ScalarType(ScalarTypeKind.F32)
 F64 = ScalarType(ScalarTypeKind.F64)
 BUFFER_TYPE = BufferType()
 
-SCALAR_TYPES: dict[str, ScalarType] = {t.spelling: t for t in (
-    INDEX, OFFSET, I1, I8, I16, I32, I64, F16, BF16, F32, F64)}
+SCALAR_TYPES: dict[str, ScalarType] = {
+    t.spelling: t for t in (INDEX, OFFSET, I1, I8, I16, I32, I64, F16, BF16, F32, F64)
+}
 """Every scalar type by its spelling."""

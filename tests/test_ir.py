@@ -1,0 +1,136 @@
+"""IR core: types, attribute sharing, compactness, declaration set boundary."""
+
+import gc
+import re
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from loom import verify_module
+from loom.errors import LoomPrintError
+from loom.format.text.printer import print_module
+from loom.importers import (
+    KernelLaunchConfigSpec,
+    NameAllocator,
+    kernel_module_ops,
+    sanitize_identifier,
+    sanitize_symbol,
+)
+from loom.ir import F32, INDEX, DynamicDim, Operation, ScalarType, ScalarTypeKind, view_type
+from loom.registry import default_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import count_ops, make_module  # noqa: E402
+
+
+def test_scalar_types_are_interned_and_spelled() -> None:
+    assert ScalarType(ScalarTypeKind.F32) is F32
+    assert str(view_type(F32, 4, 8)) == "view<4x8xf32>"
+    assert str(view_type(F32, DynamicDim())) == "view<[?]xf32>"
+    assert F32.byte_size == 4 and INDEX.is_address and not F32.is_integer
+
+
+def test_attributes_are_immutable_and_shared() -> None:
+    a = Operation("scalar.cmpi", attributes={"predicate": "slt"})
+    b = Operation("scalar.cmpi", attributes={"predicate": "slt"})
+    assert a.attributes is b.attributes
+    with pytest.raises(TypeError):
+        a.attributes["predicate"] = "eq"  # type: ignore[index]
+    one = Operation("scalar.constant", attributes={"value": 1})
+    true = Operation("scalar.constant", attributes={"value": True})
+    assert type(one.attributes["value"]) is int and type(true.attributes["value"]) is bool
+
+
+def test_module_of_100k_ops_stays_near_300_bytes_per_op() -> None:
+    make_module(100)  # warm caches (declaration plans, shared attributes)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        module = make_module(100_000)
+        gc.collect()
+        current, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    per_op = current / count_ops(module)
+    assert per_op <= 300, f"{per_op:.0f} bytes per op"
+
+
+def test_op_outside_the_declaration_set_is_reported_not_printed() -> None:
+    module = make_module(50)
+    reg = default_registry()
+    without_mulf = [d for d in reg if d.name != "scalar.mulf"]
+    with pytest.raises(LoomPrintError, match="unknown op 'scalar.mulf'"):
+        print_module(module, ops=without_mulf)
+    diags = verify_module(module, ops=without_mulf)
+    assert diags.has_errors
+    assert any("unknown op 'scalar.mulf'" in d.message for d in diags.diagnostics)
+    assert not verify_module(module, ops=reg).has_errors
+
+
+def test_unknown_preset_lists_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown target preset 'cuda'.*'reference'"):
+        kernel_module_ops("cuda")
+
+
+def test_launch_config_spec_pads_and_rejects() -> None:
+    assert KernelLaunchConfigSpec(workgroup_size=(64,)).workgroup_size == (64, 1, 1)
+    with pytest.raises(ValueError, match="at most 3"):
+        KernelLaunchConfigSpec(workgroup_count=(1, 2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("reference", "reference"),
+        ("hip -mcpu=gfx1100", "hip_mcpu_gfx1100"),
+        ("", "symbol"),
+        ("9lives", "symbol_9lives"),
+        ("__a..b__", "a_b"),
+    ],
+)
+def test_sanitize_symbol(text: str, expected: str) -> None:
+    assert sanitize_symbol(text) == expected
+
+
+def test_sanitize_identifier_and_name_allocator() -> None:
+    assert sanitize_identifier("%0x") == "_0x"
+    assert sanitize_identifier("a b") == "a_b"
+    names = NameAllocator()
+    assert [names.reserve_or_fresh("x") for _ in range(3)] == ["x", "x_2", "x_3"]
+
+
+def test_declarations_are_complete() -> None:
+    reg = default_registry()
+    assert len(reg) >= 90
+    for d in reg:
+        assert d.doc and d.doc.endswith(".") and "\n" not in d.doc, d.name
+        assert d.examples, d.name
+        assert d.name.split(".")[0] in {
+            "target",
+            "kernel",
+            "index",
+            "scalar",
+            "scf",
+            "buffer",
+            "view",
+            "func",
+        }
+
+
+def test_no_op_name_is_spelled_outside_declarations_and_semantics() -> None:
+    pattern = re.compile(
+        r"[\"'](kernel|index|scalar|scf|buffer|view|func|target)\.[a-z_.0-9]+"
+        r"[\"']"
+    )
+    offenders = []
+    for path in (ROOT / "loom").rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(("loom/dialects/", "loom/interp/semantics/")):
+            continue
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) and not line.lstrip().startswith("#"):
+                offenders.append(f"{rel}:{no}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
