@@ -76,7 +76,6 @@ class _OpPlan:
         "fixed_results",
         "returns",
         "symbol_attr",
-        "has_segments_hint",
     )
 
     def __init__(self, decl: OpDef) -> None:
@@ -216,7 +215,7 @@ class LoomBuilder:
     # ------------------------------------------------------------------ insertion and values
 
     @property
-    def insertion_block_current(self) -> Block | None:
+    def current_block(self) -> Block | None:
         """The block new non-symbol ops go to."""
         return self._block
 
@@ -419,18 +418,15 @@ class LoomBuilder:
         else:
             names = [None] * count
         for n in names:
-            self._check_name(n, decl_name_hint="", fail=fail)
+            problem = _name_problem(n)
+            if problem:
+                raise fail(problem)
         return names
 
-    def _check_name(self, name: str | None, decl_name_hint: str = "", fail=None) -> None:  # noqa: ANN001
-        if name is None:
-            return
-        if not isinstance(name, str) or not _IDENT.match(name):
-            msg = (
-                f"invalid SSA name {name!r}: use letters, digits, '_', '$' or '-', not "
-                "starting with a digit"
-            )
-            raise fail(msg) if fail else LoomBuilderError(f"{decl_name_hint}: {msg}")
+    def _check_name(self, name: str | None, where: str) -> None:
+        problem = _name_problem(name)
+        if problem:
+            raise LoomBuilderError(f"{where}: {problem}")
 
     def _check_pair(self, pair: Any, where: str) -> None:
         if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Type)):
@@ -546,6 +542,16 @@ class _PendingRegion:
                 if last_decl is None or not last_decl.is_terminator:
                     block.ops.append(Operation(rd.terminator, location_id=builder._location_id))
         return region
+
+
+def _name_problem(name: str | None) -> str | None:
+    """Why ``name`` cannot be an SSA name (None when it can)."""
+    if name is None or (isinstance(name, str) and _IDENT.match(name)):
+        return None
+    return (
+        f"invalid SSA name {name!r}: use letters, digits, '_', '$' or '-', "
+        "not starting with a digit"
+    )
 
 
 def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[Type, ...]]:  # noqa: ANN001
