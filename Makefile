@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(VPY)
 	touch $@
 
 test: install
-	$(VPY) -m pytest tests
+	$(VPY) -m pytest tests --nbval notebooks/
 
 lint: install
 	$(VENV)/bin/ruff check $(LINT_PATHS)

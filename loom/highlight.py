@@ -23,7 +23,6 @@ from pygments.token import (
     Punctuation,
     String,
     Text,
-    Whitespace,
     _TokenType,
 )
 
@@ -153,7 +152,7 @@ class LoomLexer(RegexLexer):
 
     tokens = {
         "root": [
-            (r"[ \t\r\n]+", Whitespace),
+            (r"[ \t\r\n]+", Text),
             (r"//\s*(?:RUN:|ERROR@|WARNING@|NOTE@|REMARK@|====|----).*?$", Comment.Special),
             (r"//.*?$", Comment.Single),
             (r'"', String.Double, "string"),
@@ -162,7 +161,7 @@ class LoomLexer(RegexLexer):
             (r"@" + _IDENT + r"(?:\." + _IDENT + r")*", Name.Function),
             (r"\^(?:" + _IDENT + r"|\d+)", Name.Label),
             (r"#" + _IDENT + r"(?:\." + _IDENT + r")*", Name.Decorator),
-            (r"(" + _IDENT + r")(\s*)(=)(?![=>])", bygroups(Name.Attribute, Whitespace, Operator)),
+            (r"(" + _IDENT + r")(\s*)(=)(?![=>])", bygroups(Name.Attribute, Text, Operator)),
             (r"(" + _SHAPED + r")(<)", _shape_type, "shape"),
             (_IDENT + r"(?:\." + _IDENT + r")+", _dotted),
             *_NUMBER_RULES,
@@ -174,7 +173,7 @@ class LoomLexer(RegexLexer):
             (r".", Text),
         ],
         "shape": [
-            (r"[ \t]+", Whitespace),
+            (r"[ \t]+", Text),
             (r"(\d+)(x)", bygroups(Number.Integer, Punctuation)),
             (r"(\])(x)", bygroups(Punctuation, Punctuation)),
             (r"(\?)(x)", bygroups(Punctuation, Punctuation)),
@@ -187,7 +186,7 @@ class LoomLexer(RegexLexer):
             (_IDENT, _bare),
             (r"[=,?]", Punctuation),
             (r">", Punctuation, "#pop"),
-            (r"[\r\n]", Whitespace, "#pop"),
+            (r"[\r\n]", Text, "#pop"),
             (r".", Text),
         ],
         "string": [
