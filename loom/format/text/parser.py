@@ -1,0 +1,655 @@
+"""The generic Loom text parser: one driver for every op, steered by the declarations.
+
+``parse_module(text)`` reads lines and blocks here; each op line is handed to the op's parse
+plan (compiled once per declaration from its ``format`` and ``legacy_formats`` by
+:mod:`loom.format.text.parse_format`). Errors raise :class:`~loom.errors.LoomParseError` with a
+``PARSE/NNN`` diagnostic pointing at the offending token.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
+from loom.dsl import OpDef
+from loom.errors import LoomParseError
+from loom.format.text import parse_format as pf
+from loom.format.text.tokenizer import (
+    decode_string,
+    line_tokens,
+    parse_int,
+    token_spans,
+)
+from loom.ir import (
+    BUFFER_TYPE,
+    SCALAR_TYPES,
+    Block,
+    DynamicDim,
+    FileLocation,
+    FusedLocation,
+    Module,
+    OpaqueLocation,
+    Operation,
+    Region,
+    ShapedType,
+    TaggedLocation,
+    Type,
+    TypeKind,
+    Value,
+)
+from loom.registry import OpRegistry, as_registry
+
+MAX_DEPTH = 256
+"""Deepest region nesting accepted (deeper input is reported, never a RecursionError)."""
+
+_WS = re.compile(r"[ \t\r\f\v]*")
+_DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\])\s*x")
+_ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
+_NAMED_TYPES: dict[str, Type] = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
+
+
+def describe(tok: str | None) -> str:
+    """How a token is named in messages."""
+    return "end of line" if tok is None else repr(tok)
+
+
+class Parser:
+    """Parses one text into a module (use :func:`parse_module`)."""
+
+    def __init__(self, text: str, filename: str, registry: OpRegistry) -> None:
+        self.text = text
+        self.filename = filename
+        self.registry = registry
+        self.plans = pf.plans_for(registry)
+        self.module = module = Module()
+        self.values = module.values
+        self.source_id = module.add_source(filename)
+        self.n = len(text)
+        self.pos = 0  # offset of the next line to load
+        self.line_no = 0
+        self.line_start = 0
+        self.line_end = 0
+        self.toks: list[str] = []
+        self.i = 0
+        self.comment_tok: str | None = None
+        self.pending_comments: list[str] = []
+        self.pending_blank = False
+        self.header: list[str] = []
+        self.seen_op = False
+        self.scopes: list[dict[str, Value]] = [{}]
+        self.floor = 0
+        self.depth = 0
+        self.max_depth = MAX_DEPTH
+        self.shaped_cache: dict[str, Type] = {}
+
+    # ------------------------------------------------------------------ errors
+
+    def error(
+        self, code: str, message: str, index: int | None = None, width_to: int | None = None
+    ) -> LoomParseError:
+        """A LoomParseError at token ``index`` of the current line (default: current)."""
+        if index is None:
+            index = self.i
+        spans = token_spans(self.text, self.line_start, self.line_end)
+        if self.comment_tok is not None and spans:
+            spans.pop()
+        if index < len(spans):
+            start, end = spans[index]
+            if width_to is not None and width_to < len(spans):
+                end = spans[width_to][1]
+        elif spans:
+            start = end = spans[-1][1]
+            end += 1
+        else:
+            start = _WS.match(self.text, self.line_start, self.line_end).end()
+            end = start + 1
+        return self.error_at(
+            code, message, self.line_no, start - self.line_start + 1, end - self.line_start + 1
+        )
+
+    def error_at(
+        self, code: str, message: str, line: int, col: int, end_col: int
+    ) -> LoomParseError:
+        """A LoomParseError at an explicit position."""
+        rng = SourceRange(self.filename, max(line, 1), col, max(line, 1), end_col, text=self.text)
+        diag = Diagnostic(DiagnosticSeverity.ERROR, code, message, rng)
+        return LoomParseError(diag.render(), [diag])
+
+    def expected(self, what: str, code: str = "PARSE/003") -> LoomParseError:
+        """``expected X, found Y`` at the current token."""
+        return self.error(code, f"expected {what}, found {describe(self.peek())}")
+
+    # ------------------------------------------------------------------ lines and tokens
+
+    def next_line(self) -> bool:
+        """Load the next line with tokens, collecting comments and blank lines; False at EOF."""
+        text = self.text
+        while self.pos <= self.n:
+            if self.pos == self.n:
+                self.pos += 1
+                break
+            start = self.pos
+            end = text.find("\n", start)
+            if end < 0:
+                end = self.n
+            self.pos = end + 1
+            self.line_no += 1
+            toks = line_tokens(text, start, end)
+            self.line_start, self.line_end = start, end
+            if not toks:
+                if self.pending_comments and not self.seen_op:
+                    self.header.extend(self.pending_comments)
+                    self.pending_comments = []
+                self.pending_blank = True
+                continue
+            last = toks[-1]
+            if last[:2] == "//":
+                toks.pop()
+                self.comment_tok = last
+                comment = last[2:]
+                if comment[-1:] == "\r":
+                    comment = comment.rstrip("\r")
+                if not toks:
+                    self.pending_comments.append(comment)
+                    continue
+                self.pending_comments.append(comment)
+            else:
+                self.comment_tok = None
+            self.toks = toks
+            self.i = 0
+            return True
+        self.toks = []
+        self.i = 0
+        self.comment_tok = None
+        return False
+
+    def peek(self) -> str | None:
+        """The current token, or None at the end of the line."""
+        i = self.i
+        toks = self.toks
+        return toks[i] if i < len(toks) else None
+
+    def expect(self, tok: str) -> None:
+        """Consume ``tok`` or report what was found instead."""
+        i = self.i
+        toks = self.toks
+        if i < len(toks) and toks[i] == tok:
+            self.i = i + 1
+            return
+        raise self.expected(repr(tok))
+
+    def take(self) -> str:
+        """Consume and return the current token (error at end of line)."""
+        i = self.i
+        toks = self.toks
+        if i >= len(toks):
+            raise self.error("PARSE/003", "unexpected end of line")
+        self.i = i + 1
+        return toks[i]
+
+    # ------------------------------------------------------------------ values and scopes
+
+    def lookup(self, tok: str, index: int | None = None) -> Value:
+        """The value named by token ``%x`` in the visible scopes."""
+        name = tok[1:]
+        scopes = self.scopes
+        v = scopes[-1].get(name)
+        if v is not None:
+            return v
+        for k in range(len(scopes) - 2, self.floor - 1, -1):
+            v = scopes[k].get(name)
+            if v is not None:
+                return v
+        raise self.error(
+            "PARSE/001",
+            f"use of undefined SSA value '{tok}'",
+            self.i - 1 if index is None else index,
+        )
+
+    def use(self) -> Value:
+        """Consume a ``%x`` token and return its value."""
+        i = self.i
+        toks = self.toks
+        if i < len(toks):
+            tok = toks[i]
+            if tok[0] == "%":
+                self.i = i + 1
+                name = tok[1:]
+                v = self.scopes[-1].get(name)
+                if v is not None:
+                    return v
+                return self.lookup(tok, i)
+        raise self.expected("an SSA value ('%name')")
+
+    def define(self, scope: dict[str, Value], tok: str, type: Type | None, index: int) -> Value:
+        """Create a value named by token ``%x`` in ``scope`` (error if already there)."""
+        name = tok[1:]
+        if name in scope:
+            raise self.error(
+                "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
+            )
+        values = self.values
+        v = Value(len(values), type, name)  # type: ignore[arg-type]
+        values.append(v)
+        scope[name] = v
+        return v
+
+    def push_scope(self, scope: dict[str, Value], isolated: bool) -> int:
+        """Make ``scope`` the innermost one; returns the previous floor to restore."""
+        saved = self.floor
+        self.scopes.append(scope)
+        if isolated:
+            self.floor = len(self.scopes) - 1
+        return saved
+
+    def pop_scope(self, saved_floor: int) -> None:
+        """Undo :meth:`push_scope`."""
+        self.scopes.pop()
+        self.floor = saved_floor
+
+    # ------------------------------------------------------------------ types
+
+    def is_type_start(self) -> bool:
+        """True when the current token can begin a type."""
+        tok = self.peek()
+        return tok is not None and (tok[0].isalpha() or tok[0] == "(")
+
+    def parse_type(self) -> Type:
+        """Consume one type."""
+        i = self.i
+        toks = self.toks
+        if i >= len(toks):
+            raise self.expected("a type")
+        tok = toks[i]
+        t = _NAMED_TYPES.get(tok)
+        if t is not None:
+            self.i = i + 1
+            return t
+        if tok.startswith(("view<", "vector<")):
+            t = self.shaped_cache.get(tok)
+            if t is None:
+                t = self._shaped(tok, i)
+            self.i = i + 1
+            return t
+        if tok[0].isalpha() or tok[0] == "_":
+            raise self.error(
+                "PARSE/007",
+                f"unknown type '{tok}'; expected index, offset, i1, "
+                "i8, i16, i32, i64, f16, bf16, f32, f64, buffer, view<...> or "
+                "vector<...>",
+            )
+        raise self.expected("a type")
+
+    def _shaped(self, tok: str, index: int) -> Type:
+        is_view = tok[1] == "i"
+        body = tok[tok.index("<") + 1 : -1]
+        dims: list[Any] = []
+        pos = 0
+        dynamic = False
+        while True:
+            m = _DIM.match(body, pos)
+            if m is None:
+                break
+            if m.group(1) is not None:
+                dims.append(int(m.group(1)))
+            else:
+                dynamic = True
+                dims.append(DynamicDim(self.lookup("%" + m.group(2), index)))
+            pos = m.end()
+        m = _ELEM.match(body, pos)
+        if m is None:
+            raise self.error(
+                "PARSE/004",
+                f"invalid type '{tok}': expected dimensions "
+                "('4x', '[%n]x') followed by an element type",
+                index,
+            )
+        elem = SCALAR_TYPES.get(m.group(1))
+        if elem is None:
+            raise self.error(
+                "PARSE/004", f"invalid type '{tok}': unknown element type '{m.group(1)}'", index
+            )
+        layout: Any = None
+        if m.group(2) is not None:
+            text = m.group(2)
+            if not is_view:
+                raise self.error(
+                    "PARSE/004", f"invalid type '{tok}': a vector has no layout", index
+                )
+            if text[0] == "#" and " " not in text:
+                layout = text
+            elif text[0] == "%" and re.fullmatch(r"%[A-Za-z0-9_$-]+", text):
+                dynamic = True
+                layout = self.lookup(text, index)
+            else:
+                raise self.error(
+                    "PARSE/004",
+                    f"invalid type '{tok}': a layout is '#name' or an SSA value, found '{text}'",
+                    index,
+                )
+        try:
+            t = ShapedType(TypeKind.VIEW if is_view else TypeKind.VECTOR, elem, dims, layout)
+        except (ValueError, TypeError) as e:
+            raise self.error("PARSE/004", f"invalid type '{tok}': {e}", index) from None
+        if not dynamic:
+            self.shaped_cache[tok] = t
+        return t
+
+    # ------------------------------------------------------------------ literals
+
+    def string(self) -> str:
+        """Consume a string token and return its decoded value."""
+        i = self.i
+        toks = self.toks
+        if i >= len(toks) or toks[i][0] != '"':
+            raise self.expected("a string")
+        self.i = i + 1
+        try:
+            return decode_string(toks[i])
+        except ValueError as e:
+            code = "PARSE/010" if "unterminated" in str(e) else "PARSE/009"
+            raise self.error(code, f"{e}", i) from None
+
+    def integer(self) -> int:
+        """Consume an integer token."""
+        i = self.i
+        toks = self.toks
+        tok = toks[i] if i < len(toks) else None
+        if tok is None or not (tok[0].isdigit() or (tok[0] == "-" and tok[1:2].isdigit())):
+            raise self.expected("an integer")
+        try:
+            value = parse_int(tok)
+        except ValueError as e:
+            raise self.error("PARSE/009", f"bad integer literal {tok!r}: {e}", i) from None
+        self.i = i + 1
+        return value
+
+    # ------------------------------------------------------------------ blocks and ops
+
+    def parse_top_level(self) -> Module:
+        """Parse the whole text."""
+        module = self.module
+        self.parse_block(module.body, None, top=True)
+        module.file_header = tuple(self.header)
+        return module
+
+    def parse_block(
+        self,
+        block: Block,
+        region: Region | None,
+        top: bool = False,
+        labels: dict[str, Block] | None = None,
+    ) -> Block:
+        """Parse ops into ``block`` until ``}`` (left unconsumed) or, at top level, EOF.
+
+        Labelled blocks (``^bb1(%a: T):``) start new blocks of ``region``; the last block is
+        returned.
+        """
+        first = True
+        plans = self.plans
+        while True:
+            toks = self.toks
+            i = self.i
+            if i >= len(toks):
+                if not self.next_line():
+                    if top:
+                        return block
+                    raise self.error_at(
+                        "PARSE/013",
+                        "unbalanced braces: expected '}' to close the region, found end of file",
+                        self.line_no,
+                        1,
+                        2,
+                    )
+                continue
+            tok = toks[i]
+            if tok == "}":
+                if top:
+                    raise self.error("PARSE/013", "unbalanced braces: '}' closes no region")
+                self.pending_blank = False
+                return block
+            if tok[0] == "^":
+                if region is None:
+                    raise self.error("PARSE/003", f"block label {tok!r} outside a region")
+                block = self.parse_label(region, labels if labels is not None else {})
+                first = True
+                continue
+            op = self.parse_op(plans, first, top)
+            if top:
+                self.top_level_symbol(op)
+            block.ops.append(op)
+            first = False
+
+    def parse_label(self, region: Region, labels: dict[str, Block]) -> Block:
+        """``^name(%a: T, ...):`` starts a new block of ``region``."""
+        tok = self.take()
+        label = tok[1:]
+        if not labels:
+            labels.update({b.label: b for b in region.blocks if b.label is not None})
+        if label in labels:
+            raise self.error(
+                "PARSE/033", f"block label '{tok}' is already defined in this region", self.i - 1
+            )
+        scope = self.scopes[-1]
+        args: list[Value] = []
+        if self.peek() == "(":
+            self.i += 1
+            while self.peek() != ")":
+                if args:
+                    self.expect(",")
+                name_i = self.i
+                name = self.take()
+                if name[0] != "%":
+                    raise self.error(
+                        "PARSE/003", f"expected a block argument ('%name'), found {name!r}", name_i
+                    )
+                self.expect(":")
+                args.append(self.define(scope, name, self.parse_type(), name_i))
+            self.i += 1
+        self.expect(":")
+        self.end_of_line()
+        block = Block(tuple(args), label)
+        block.comments = tuple(self.pending_comments)
+        block.leading_blank_line = self.pending_blank
+        self.pending_comments = []
+        self.pending_blank = False
+        labels[label] = block
+        region.blocks.append(block)
+        return block
+
+    def end_of_line(self) -> None:
+        """Report tokens left on the line."""
+        if self.i < len(self.toks):
+            raise self.error("PARSE/003", f"expected end of line, found {describe(self.peek())}")
+
+    def parse_op(self, plans: dict[str, pf.OpPlan], first: bool, top: bool) -> Operation:
+        """Parse one op starting at the current token (first on its line)."""
+        toks = self.toks
+        i = self.i
+        line = self.line_no
+        lhs: list[str] | None = None
+        if toks[i][0] == "%":
+            lhs = []
+            while True:
+                tok = toks[i] if i < len(toks) else None
+                if tok is None or tok[0] != "%":
+                    self.i = i
+                    raise self.expected("a result name ('%name')")
+                lhs.append(tok)
+                i += 1
+                sep = toks[i] if i < len(toks) else None
+                if sep == ",":
+                    i += 1
+                elif sep == "=":
+                    i += 1
+                    break
+                else:
+                    self.i = i
+                    raise self.expected("'=' or ',' after the result names")
+        name = toks[i] if i < len(toks) else None
+        plan = plans.get(name) if name is not None else None
+        if plan is None:
+            self.i = i
+            if name is None or not (name[0].isalpha() or name[0] == "_"):
+                raise self.expected("an op name")
+            raise self.error("PARSE/006", self.registry.unknown_message(name))
+        self.i = i + 1
+        span = self.line_span()
+        comments = self.pending_comments
+        blank = self.pending_blank and not first and self.seen_op
+        self.seen_op = True
+        self.pending_blank = False
+        if comments:
+            self.pending_comments = []
+        op = plan.parse(self, lhs, i)
+        if comments:
+            op.comments = tuple(comments)
+        if blank:
+            op.leading_blank_line = True
+        if not op.location_id:
+            op.location_id = self.module.add_location(
+                FileLocation(self.source_id, line, span[0], line, span[1])
+            )
+        return op
+
+    def line_span(self) -> tuple[int, int]:
+        """1-based start and end (exclusive) columns of the current line's tokens."""
+        text = self.text
+        start = _WS.match(text, self.line_start, self.line_end).end()
+        end = self.line_end
+        if self.comment_tok is not None:
+            end -= len(self.comment_tok)
+        while end > start and text[end - 1] in " \t\r":
+            end -= 1
+        ls = self.line_start
+        return start - ls + 1, end - ls + 1
+
+    def top_level_symbol(self, op: Operation) -> None:
+        """Register a top-level symbol-defining op in ``module.symbols``."""
+        attr = self.plans[op.name].symbol_attr
+        if attr is None:
+            return
+        name = op.attributes.get(attr)
+        if name is None:
+            return
+        symbols = self.module.symbols
+        if name in symbols:
+            loc = self.module.location(op.location_id)
+            line = loc.start_line if isinstance(loc, FileLocation) else self.line_no
+            raise self.error_at("PARSE/019", f"symbol '@{name}' is already defined", line, 1, 2)
+        symbols[name] = op
+
+    # ------------------------------------------------------------------ locations
+
+    def parse_loc(self) -> int:
+        """``loc(...)`` after an op; returns the location id."""
+        self.expect("loc")
+        self.expect("(")
+        loc_id = self._loc_body()
+        self.expect(")")
+        return loc_id
+
+    def _loc_body(self, depth: int = 0) -> int:
+        if depth > 16:
+            raise self.error("PARSE/011", "bad location: nested too deeply")
+        tok = self.peek()
+        module = self.module
+        try:
+            if tok == "unknown":
+                self.i += 1
+                return 0
+            if tok is not None and tok[0] == '"':
+                source = module.add_source(self.string())
+                self.expect(":")
+                line = self.integer()
+                self.expect(":")
+                col = self.integer()
+                end_line, end_col = line, col
+                if self.peek() == "to":
+                    self.i += 1
+                    end_line = self.integer()
+                    self.expect(":")
+                    end_col = self.integer()
+                return module.add_location(FileLocation(source, line, col, end_line, end_col))
+            if tok == "fused":
+                self.i += 1
+                self.expect("<")
+                children = [self._loc_body(depth + 1)]
+                while self.peek() == ",":
+                    self.i += 1
+                    children.append(self._loc_body(depth + 1))
+                self.expect(">")
+                return module.add_location(FusedLocation(tuple(children)))
+            if tok == "opaque":
+                self.i += 1
+                self.expect("<")
+                source = module.add_source(self.string())
+                self.expect(",")
+                data = self.string().encode("utf-8")
+                self.expect(">")
+                return module.add_location(OpaqueLocation(source, data))
+            if tok == "tagged":
+                self.i += 1
+                self.expect("<")
+                tag = self.integer()
+                self.expect(",")
+                hex_i = self.i
+                try:
+                    data = bytes.fromhex(self.string())
+                except ValueError:
+                    raise self.error(
+                        "PARSE/011", "bad location: tagged data must be hex digits", hex_i
+                    ) from None
+                child = 0
+                if self.peek() == ",":
+                    self.i += 1
+                    child = self._loc_body(depth + 1)
+                self.expect(">")
+                if not 0 <= tag <= 0xFFFF:
+                    raise self.error(
+                        "PARSE/011", f"bad location: tag {tag} is not in 0..65535", hex_i - 2
+                    )
+                return module.add_location(TaggedLocation(tag, child, data))
+        except LoomParseError as e:
+            d = e.diagnostics[0]
+            if d.code == "PARSE/011":
+                raise
+            d.code = "PARSE/011"
+            d.message = f"bad location: {d.message}"
+            raise LoomParseError(d.render(), [d]) from None
+        raise self.error(
+            "PARSE/011",
+            "bad location: expected a file location "
+            '("file":line:col), fused<...>, opaque<...>, tagged<...> or '
+            f"unknown, found {describe(tok)}",
+        )
+
+
+def parse_module(
+    text: str, *, filename: str = "<input>", ops: OpRegistry | Iterable[OpDef] | None = None
+) -> Module:
+    """Parse Loom text into a module; raises :class:`LoomParseError` on any malformed input."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse_module() takes text (str), got {type(text).__name__}")
+    registry = as_registry(ops)
+    parser = Parser(text, filename, registry)
+    gc_was_enabled = gc.isenabled()
+    old_limit = sys.getrecursionlimit()
+    gc.disable()
+    try:
+        if old_limit < 20 * MAX_DEPTH:
+            sys.setrecursionlimit(20 * MAX_DEPTH)
+        module = parser.parse_top_level()
+    except RecursionError:  # pragma: no cover - depth is bounded before this can happen
+        raise parser.error("PARSE/015", "input nested too deeply") from None
+    finally:
+        if old_limit < 20 * MAX_DEPTH:
+            sys.setrecursionlimit(old_limit)
+        if gc_was_enabled:
+            gc.enable()
+    module.source_texts[filename] = text
+    return module
