@@ -1,0 +1,12 @@
+"""The reference interpreter: run Loom kernels on NumPy data (grid engine, sanitizer, stepper).
+
+- :func:`launch` runs a kernel over its whole grid, lanes in lockstep, and returns a
+  :class:`LaunchResult` with counts, wall time and sanitizer ``findings``.
+- :class:`Stepper` runs one workitem at a time, one op per step, with exact ``step_back``.
+- ``loom.interp.semantics.SEMANTICS`` is the one semantics table both engines use.
+"""
+
+from loom.interp.engine import LaunchResult, launch
+from loom.interp.semantics import SEMANTICS
+
+__all__ = ["SEMANTICS", "LaunchResult", "launch"]

@@ -1,0 +1,191 @@
+"""Compile a kernel (and the functions it calls) once into flat step lists.
+
+Every SSA value of a function gets a slot in a per-invocation environment list; a region becomes
+``(entry-arg slots, [Step, ...])``. Steps hold the semantics function, operand and result slots,
+the op (for diagnostics) and precomputed field positions, so the engines do per-op Python work
+once per op, not per lane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loom.dsl import OpDef
+from loom.errors import LoomRuntimeError
+from loom.interp.semantics import AFFINE_RULES, SEMANTICS, Control
+from loom.ir import Module, Operation, Region, Value
+from loom.opview import operand_groups
+from loom.registry import OpRegistry, as_registry
+
+
+class Step:
+    """One compiled op."""
+
+    __slots__ = (
+        "fn",
+        "ctrl",
+        "ins",
+        "outs",
+        "op",
+        "decl",
+        "index",
+        "regions",
+        "fields",
+        "term",
+        "aff",
+        "cache",
+        "func",
+        "module",
+        "callee",
+    )
+
+    def __init__(self, op: Operation, decl: OpDef, func: CFunc, index: int) -> None:
+        impl = SEMANTICS.get(op.name)
+        if impl is None:
+            raise LoomRuntimeError(f"no interpreter semantics for op '{op.name}'")
+        self.ctrl = impl if isinstance(impl, Control) else None
+        self.fn = None if self.ctrl else impl
+        self.op = op
+        self.decl = decl
+        self.func = func
+        self.module = func.module
+        self.index = index
+        self.ins = tuple(func.slot(v) for v in op.operands)
+        self.outs = tuple(func.slot(v) for v in op.results)
+        groups = operand_groups(op, decl)
+        pos, fields = 0, {}
+        for o in decl.operands:
+            n = len(groups[o.name])
+            fields[o.name] = (pos, pos + n)
+            pos += n
+        self.fields: dict[str, tuple[int, int]] = fields
+        self.term = decl.is_terminator
+        self.aff = AFFINE_RULES.get(op.name)
+        self.regions: tuple[CRegion | None, ...] = ()
+        self.cache: dict[str, Any] = {}
+        self.callee: CFunc | None = None
+
+    def field(self, args: tuple, name: str) -> tuple:
+        """The operand values of field ``name`` from the positional ``args``."""
+        a, b = self.fields[name]
+        return args[a:b]
+
+    @property
+    def attrs(self) -> Any:
+        """The op's attributes."""
+        return self.op.attributes
+
+    def __repr__(self) -> str:
+        return f"<step {self.index} {self.op.name}>"
+
+
+class CRegion:
+    """A compiled single-block region."""
+
+    __slots__ = ("args", "steps", "func", "region")
+
+    def __init__(self, func: CFunc, region: Region) -> None:
+        self.func = func
+        self.region = region
+        self.args = tuple(func.slot(v) for v in region.entry.args)
+        self.steps: list[Step] = []
+
+
+class CFunc:
+    """A compiled function-like body (a kernel's body or config, or a func.def)."""
+
+    __slots__ = ("module", "slots", "nslots", "body", "name", "program")
+
+    def __init__(self, program: Program, module: Module, name: str) -> None:
+        self.program = program
+        self.module = module
+        self.name = name
+        self.slots: dict[int, int] = {}
+        self.nslots = 0
+        self.body: CRegion | None = None
+
+    def slot(self, v: Value) -> int:
+        """The environment slot of value ``v`` (allocated on first use)."""
+        s = self.slots.get(v.id)
+        if s is None:
+            s = self.slots[v.id] = self.nslots
+            self.nslots += 1
+        return s
+
+
+class Program:
+    """The compiled kernel: config and body functions plus called functions; steps numbered."""
+
+    def __init__(self, module: Module, registry: OpRegistry | None = None) -> None:
+        self.module = module
+        self.registry = as_registry(registry)
+        self.steps: list[Step] = []
+        self.funcs: dict[str, CFunc] = {}
+
+    def compile_region(self, func: CFunc, region: Region) -> CRegion:
+        """Compile ``region`` into ``func``'s environment."""
+        cr = CRegion(func, region)
+        if len(region.blocks) != 1:
+            raise LoomRuntimeError("the interpreter supports single-block regions only")
+        for op in region.entry.ops:
+            decl = self.registry.get(op.name)
+            if decl is None:
+                raise LoomRuntimeError(self.registry.unknown_message(op.name))
+            step = Step(op, decl, func, len(self.steps))
+            self.steps.append(step)
+            step.regions = tuple(self.compile_region(func, r) for r in op.regions)
+            callee_attr = _callee_of(op, decl)
+            if callee_attr is not None:
+                step.callee = self.function(callee_attr, op)
+            # dynamic dims in result types reference values of this function
+            for v in op.results:
+                for d in getattr(v.type, "dims", ()):
+                    if getattr(d, "value", None) is not None:
+                        func.slot(d.value)
+            cr.steps.append(step)
+        return cr
+
+    def function(self, name: str, user: Operation | None = None) -> CFunc:
+        """The compiled body of the function-like symbol ``name`` (compiled once)."""
+        existing = self.funcs.get(name)
+        if existing is not None:
+            return existing
+        op = self.module.symbols.get(name)
+        if op is None or not op.regions:
+            raise LoomRuntimeError(f"symbol '@{name}' has no body to run")
+        func = CFunc(self, self.module, name)
+        self.funcs[name] = func
+        func.body = self.compile_region(func, op.regions[-1])
+        return func
+
+
+def _callee_of(op: Operation, decl: OpDef) -> str | None:
+    """The called symbol of a call-like op: a SymbolUse of a function on an op without regions."""
+    from loom.dsl import SymbolUse
+
+    if op.regions:
+        return None
+    for t in decl.traits_of(SymbolUse):
+        if "func" in t.kinds:
+            name = op.attributes.get(t.attr)
+            if isinstance(name, str):
+                return name
+    return None
+
+
+def find_kernel(module: Module, kernel: str, registry: OpRegistry | None = None) -> Operation:
+    """The kernel-defining top-level op named ``kernel`` (``"k"`` or ``"@k"``)."""
+    reg = as_registry(registry)
+    name = kernel[1:] if kernel.startswith("@") else kernel
+    op = module.symbols.get(name)
+    kernels = []
+    for o in module.ops:
+        d = reg.get(o.name)
+        if d is not None and d.symbol_trait is not None and d.symbol_trait.kind == "kernel":
+            kernels.append(o.attributes.get(d.symbol_trait.attr))
+    if op is None or name not in kernels:
+        avail = ", ".join(f"@{k}" for k in kernels) or "none"
+        raise LoomRuntimeError(f"no kernel named '@{name}' in the module (kernels: {avail})")
+    if len(op.regions) != 2:
+        raise LoomRuntimeError(f"kernel '@{name}' has no body (a declaration cannot run)")
+    return op

@@ -1,0 +1,749 @@
+"""The grid engine: runs whole workgroups (many at once) with lanes in lockstep.
+
+A chunk of whole workgroups is one set of lanes; every SSA value is a NumPy array over those
+lanes or a scalar when uniform. Regions run under an active mask (``None`` when every lane is
+active: the fast path). Barriers are satisfied by lockstep execution; the sanitizer checks that
+every live workitem of a workgroup reaches each barrier.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from loom.diagnostics import Diagnostic, DiagnosticSeverity
+from loom.errors import LoomRuntimeError
+from loom.interp import sanitizer as san
+from loom.interp.compile import CFunc, CRegion, Program, find_kernel
+from loom.interp.launch_args import bind_args, bind_scalar
+from loom.interp.memory import Buf
+from loom.interp.report import format_lane, runtime_error
+from loom.ir import Module
+from loom.opview import region_groups
+
+CHUNK_LANES = 1 << 20
+"""Most lanes run together (bounds the memory of lane arrays)."""
+DEFAULT_MAX_STEPS = 10_000_000
+"""Ops one workitem may execute when ``max_steps`` is None."""
+MAX_SCRATCH_BYTES = 1 << 30
+"""Largest workgroup-memory allocation per chunk."""
+_DIMS = {"x": 0, "y": 1, "z": 2}
+
+
+@dataclass
+class LaunchResult:
+    """What a launch did: grid shape, counts, time and sanitizer findings."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    workgroup: tuple[int, int, int]
+    workitems: int
+    ops_executed: int
+    wall_time: float
+    findings: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """Findings with error severity."""
+        return [d for d in self.findings if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """Findings with warning severity."""
+        return [d for d in self.findings if d.severity is DiagnosticSeverity.WARNING]
+
+    def render(self) -> str:
+        """Every finding as compiler-style text."""
+        return "\n".join(d.render() for d in self.findings)
+
+    def __repr__(self) -> str:
+        return (
+            f"<LaunchResult @{self.kernel} grid={self.grid} workgroup={self.workgroup} "
+            f"workitems={self.workitems} ops={self.ops_executed} "
+            f"findings={len(self.findings)} time={self.wall_time * 1e3:.2f}ms>"
+        )
+
+
+class KernelPlan:
+    """A kernel compiled once: its config function, body function and parameter list."""
+
+    def __init__(self, module: Module, kernel: str) -> None:
+        op = find_kernel(module, kernel)
+        self.module = module
+        self.program = Program(module)
+        decl = self.program.registry.lookup(op.name)
+        regions = region_groups(op, decl)
+        self.name = op.attributes.get(decl.symbol_trait.attr)
+        self.op = op
+        self.config = CFunc(self.program, module, self.name + ".config")
+        self.config.body = self.program.compile_region(self.config, regions["config"])
+        self.body = CFunc(self.program, module, self.name)
+        self.body.body = self.program.compile_region(self.body, regions["body"])
+        self.params = regions["body"].entry.args
+        self.workload_params = regions["config"].entry.args
+
+    def grid(self, workload: tuple) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Run the config region: (workgroup counts, workgroup size)."""
+        if len(workload) != len(self.workload_params):
+            names = ", ".join(f"%{p.display_name}" for p in self.workload_params)
+            raise LoomRuntimeError(
+                f"kernel '@{self.name}' takes {len(self.workload_params)} "
+                f"workload values ({names}), got {len(workload)}"
+            )
+        vals = [
+            bind_scalar(w, p.type, f"workload value %{p.display_name}")
+            for p, w in zip(self.workload_params, workload)
+        ]
+        ctx = HostContext(self)
+        out = ctx.run_func(self.config, vals)
+        nums = [int(v) for v in out[:6]]
+        for v, what in zip(
+            nums,
+            (
+                "workgroup count x",
+                "workgroup count y",
+                "workgroup count z",
+                "workgroup size x",
+                "workgroup size y",
+                "workgroup size z",
+            ),
+        ):
+            if v < 0:
+                raise LoomRuntimeError(
+                    f"kernel '@{self.name}': the config region computed a negative {what} ({v})"
+                )
+        return (nums[0], nums[1], nums[2]), (nums[3], nums[4], nums[5])
+
+    def subgroup_size(self) -> int:
+        """The reference target's subgroup size (decision 9: default 32)."""
+        target = self.op.attributes.get("target")
+        rec = self.module.symbols.get(target) if isinstance(target, str) else None
+        if rec is not None:
+            v = rec.attributes.get("subgroup_size")
+            if isinstance(v, int) and v > 0:
+                return v
+        return 32
+
+
+class BaseContext:
+    """Shared machinery of the engine contexts: running compiled regions with masks."""
+
+    n = 1
+    mask: Any = None
+    affs: tuple = ()
+
+    def __init__(self, plan: KernelPlan, max_steps: int | None = None) -> None:
+        self.plan = plan
+        self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+        self.steps = 0
+        self.ops = 0
+        self.env: list = []
+        self.aff: list = []
+        self.retired = False
+
+    # -------------------------------------------------------------- running regions
+
+    def run_func(self, func: CFunc, args: list) -> tuple:
+        """Run a function body in a fresh environment; returns the passed-on values."""
+        saved = (self.env, self.aff)
+        self.env = [None] * func.nslots
+        self.aff = [None] * func.nslots
+        try:
+            return self.run_region(func.body, args, self.mask)
+        finally:
+            self.env, self.aff = saved
+
+    def run_region(self, region: CRegion, args: Any, mask: Any) -> tuple:
+        """Run ``region`` for the lanes in ``mask``; returns its terminator's values."""
+        env, aff = self.env, self.aff
+        for s, v in zip(region.args, args):
+            env[s] = v
+            aff[s] = None
+        outer = self.mask
+        self.mask = mask
+        count = self.n if mask is None else int(np.count_nonzero(mask))
+        try:
+            for step in region.steps:
+                self.steps += 1
+                self.ops += count
+                if self.steps > self.max_steps:
+                    self._budget(step)
+                vals = [env[i] for i in step.ins]
+                if step.ctrl is not None:
+                    res = self._control(step, vals)
+                    if len(step.outs) == 1:
+                        res = res[0]
+                    if self.retired:
+                        self.retired = False
+                        mask = self.mask = self.narrow(mask)
+                        if mask is not None and not mask.any():
+                            return ()
+                        count = self.n if mask is None else int(np.count_nonzero(mask))
+                else:
+                    self.affs = (
+                        tuple(aff[i] for i in step.ins) if step.cache.get("affs", True) else ()
+                    )
+                    res = step.fn(self, step, *vals)
+                    if step.term:
+                        return res
+                outs = step.outs
+                if len(outs) == 1:
+                    env[outs[0]] = res
+                    aff[outs[0]] = (
+                        step.aff(self, step, vals, self.affs)
+                        if step.aff is not None and self.affs
+                        else None
+                    )
+                elif outs:
+                    for s, v in zip(outs, res):
+                        env[s] = v
+                        aff[s] = None
+            return ()
+        finally:
+            self.mask = outer
+
+    def _control(self, step: Any, vals: list) -> tuple:
+        state, action = step.ctrl.enter(self, step, tuple(vals))
+        while action[0] == "run":
+            _, r, args, m = action
+            m = self._normalize(m)
+            if m is False:
+                yielded = None
+            elif r == -1:
+                saved_mask = self.mask
+                self.mask = m
+                try:
+                    yielded = self.run_func(step.callee, list(args))
+                finally:
+                    self.mask = saved_mask
+            else:
+                yielded = self.run_region(step.regions[r], args, m)
+            state, action = step.ctrl.resume(self, step, state, yielded)
+        return action[1]
+
+    def _normalize(self, m: Any) -> Any:
+        if m is None:
+            return self.mask
+        if np.ndim(m) == 0:
+            return self.mask if bool(m) else False
+        if self.mask is None and m.all():
+            return None
+        return m if m.any() else False
+
+    def narrow(self, mask: Any) -> Any:
+        """The mask after lanes exited."""
+        return mask
+
+    def _budget(self, step: Any) -> None:
+        raise self.error(
+            step,
+            "RUNTIME/009",
+            f"exceeded the step budget (max_steps={self.max_steps}); is there an infinite loop?",
+            None,
+        )
+
+    # -------------------------------------------------------------- semantics helpers
+
+    def active(self, cond: Any) -> Any:
+        """``cond`` restricted to the active lanes."""
+        if self.mask is None:
+            return cond
+        return self.mask & cond
+
+    def value_of(self, v: Any) -> Any:
+        """The current value of SSA value ``v`` (for dynamic dims)."""
+        func = self._func_of_env()
+        return self.env[func.slots[v.id]]
+
+    def _func_of_env(self) -> CFunc:
+        raise NotImplementedError
+
+    def check(self, step: Any, bad: Any, code: str, fmt: str, *values: Any) -> None:
+        """Raise a runtime error for the first active lane where ``bad`` holds."""
+        if self.mask is not None:
+            bad = bad & self.mask
+        if not np.any(bad):
+            return
+        lane = int(np.argmax(bad)) if np.ndim(bad) else None
+        raise self.error(step, code, format_lane(fmt, values, lane), lane)
+
+    def error(self, step: Any, code: str, message: str, lane: int | None) -> LoomRuntimeError:
+        """The runtime error of ``lane`` at ``step``."""
+        return runtime_error(step, code, message, self.coords_of_lane(lane))
+
+    def coords_of_lane(self, lane: int | None) -> Any:
+        """((wx, wy, wz), (tx, ty, tz)) of a lane, or None on the host."""
+        return None
+
+
+class HostContext(BaseContext):
+    """Runs a kernel's config region (pure index math on the host)."""
+
+    def __init__(self, plan: KernelPlan) -> None:
+        super().__init__(plan)
+        self._func = plan.config
+
+    def _func_of_env(self) -> CFunc:
+        return self._func
+
+    def coord(self, kind: str, dim: str) -> Any:
+        raise LoomRuntimeError("workitem coordinates are not available in a config region")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("load", "store", "alloca", "barrier", "retire", "load_bytes", "store_bytes"):
+            raise LoomRuntimeError("the config region cannot access memory or synchronise")
+        raise AttributeError(name)
+
+
+class GridContext(BaseContext):
+    """Many lanes (a chunk of whole workgroups) in lockstep."""
+
+    def __init__(
+        self,
+        plan: KernelPlan,
+        counts: tuple,
+        sizes: tuple,
+        sanitize: bool,
+        max_steps: int | None,
+        findings: san.Findings | None,
+    ) -> None:
+        super().__init__(plan, max_steps)
+        self.counts, self.sizes = counts, sizes
+        self.wg = sizes[0] * sizes[1] * sizes[2]
+        self.sanitize = sanitize
+        self.findings = findings
+        self.subgroup = plan.subgroup_size()
+        self._func = plan.body
+
+    def _func_of_env(self) -> CFunc:
+        return self._func
+
+    # -------------------------------------------------------------- chunks
+
+    def run_chunk(self, first_group: int, ngroups: int, args: list) -> None:
+        """Run workgroups ``first_group .. first_group + ngroups - 1`` together."""
+        self.g0, self.ng = first_group, ngroups
+        self.n = ngroups * self.wg
+        self.coords: dict[Any, Any] = {}
+        self.live = None
+        self.epochs = np.zeros(ngroups, dtype=np.int32)
+        self.mask = None
+        self.steps = 0
+        self._range_cache: tuple | None = None
+        self.run_func(self.plan.body, args)
+
+    def lane_group(self) -> np.ndarray:
+        """Workgroup index within the chunk of every lane."""
+        g = self.coords.get("glocal")
+        if g is None:
+            g = self.coords["glocal"] = np.repeat(np.arange(self.ng, dtype=np.int64), self.wg)
+        return g
+
+    def lane_items(self) -> np.ndarray:
+        """Global flat workitem id of every lane."""
+        it = self.coords.get("items")
+        if it is None:
+            it = self.coords["items"] = np.arange(self.n, dtype=np.int64) + self.g0 * self.wg
+        return it
+
+    def coord(self, kind: str, dim: str) -> Any:
+        """A coordinate query (``workitem``, ``workgroup``, ``size``, ``count``, ``dispatch``)."""
+        d = _DIMS[dim]
+        if kind == "size":
+            return np.int64(self.sizes[d])
+        if kind == "count":
+            return np.int64(self.counts[d])
+        key = (kind, d)
+        v = self.coords.get(key)
+        if v is not None:
+            return v
+        sx, sy, _ = self.sizes
+        gx, gy, _ = self.counts
+        if kind == "workitem":
+            if self.wg == 1:
+                v = np.int64(0)
+            else:
+                flat = np.tile(np.arange(self.wg, dtype=np.int64), self.ng)
+                v = (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
+        elif kind == "workgroup":
+            if self.ng == 1:
+                g = self.g0
+                v = np.int64((g % gx, (g // gx) % gy, g // (gx * gy))[d])
+            else:
+                g = self.lane_group() + self.g0
+                v = (g % gx, (g // gx) % gy, g // (gx * gy))[d]
+        else:
+            v = self.coord("workgroup", dim) * self.sizes[d] + self.coord("workitem", dim)
+        self.coords[key] = v
+        return v
+
+    def coord_affine(self, kind: str, dim: str) -> Any:
+        """(start, stride) when the coordinate is ``start + stride * lane``."""
+        if dim != "x" or self.sizes[1] != 1 or self.sizes[2] != 1:
+            return None
+        if kind == "dispatch" and self.counts[1] == 1 and self.counts[2] == 1:
+            return (self.g0 * self.sizes[0], 1)
+        if kind == "workitem" and self.ng == 1:
+            return (0, 1)
+        return None
+
+    def coords_of_lane(self, lane: int | None) -> Any:
+        if lane is None:
+            lane = 0 if self.mask is None or np.ndim(self.mask) == 0 else int(np.argmax(self.mask))
+        return self.coords_of_item(self.g0 * self.wg + lane)
+
+    def coords_of_item(self, item: int) -> Any:
+        """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id."""
+        g, flat = divmod(int(item), self.wg)
+        gx, gy, _ = self.counts
+        sx, sy, _ = self.sizes
+        return (
+            (g % gx, (g // gx) % gy, g // (gx * gy)),
+            (flat % sx, (flat // sx) % sy, flat // (sx * sy)),
+        )
+
+    # -------------------------------------------------------------- lanes
+
+    def active_lanes(self) -> list[int]:
+        """Indices of the active lanes."""
+        if self.mask is None:
+            return list(range(self.n))
+        return [int(i) for i in np.flatnonzero(self.mask)]
+
+    def active_range(self) -> tuple[int, int] | None:
+        """(lo, hi) when the active lanes are exactly lanes lo..hi-1."""
+        m = self.mask
+        if m is None:
+            return (0, self.n)
+        cached = self._range_cache
+        if cached is not None and cached[0] is m:
+            return cached[1]
+        count = int(np.count_nonzero(m))
+        lo = int(np.argmax(m))
+        rng = (lo, lo + count) if count and m[lo + count - 1] else None
+        self._range_cache = (m, rng)
+        return rng
+
+    def retire(self, step: Any, leaving: Any) -> None:
+        """Lanes in ``leaving`` exit the kernel (they stop taking part in barriers)."""
+        leaving = np.broadcast_to(np.asarray(leaving, dtype=bool), (self.n,))
+        live = np.ones(self.n, dtype=bool) if self.live is None else self.live.copy()
+        live &= ~leaving
+        self.live = live
+        self.retired = True
+
+    def narrow(self, mask: Any) -> Any:
+        if self.live is None:
+            return mask
+        return self.live.copy() if mask is None else mask & self.live
+
+    # -------------------------------------------------------------- synchronisation
+
+    def barrier(self, step: Any) -> None:
+        """Lockstep makes the barrier itself a no-op; check arrival and advance epochs."""
+        if not self.sanitize:
+            return
+        groups = self.lane_group()
+        if self.mask is None:
+            self.epochs += 1
+            return
+        arrived = np.bincount(groups[self.mask], minlength=self.ng)
+        live = self.live if self.live is not None else np.ones(self.n, dtype=bool)
+        alive = np.bincount(groups[live], minlength=self.ng)
+        self.epochs[arrived > 0] += 1
+        bad = (arrived > 0) & (arrived < alive)
+        if bad.any():
+            g = int(np.flatnonzero(bad)[0])
+            in_group = groups == g
+            here = int(np.flatnonzero(in_group & self.mask)[0])
+            missing = int(np.flatnonzero(in_group & live & ~self.mask)[0])
+            base = self.g0 * self.wg
+            self.findings.add(
+                "barrier",
+                DiagnosticSeverity.ERROR,
+                "SANITIZE/004",
+                step,
+                base + here,
+                "barrier divergence: not every live workitem of the "
+                "workgroup reaches this barrier; reached",
+                None,
+                None,
+                count=int(bad.sum()),
+            )
+            self.findings.items[("barrier", step.index, None)][0][4].append(
+                (f"not reached by {_coords_str(self.coords_of_item(base + missing))}", None)
+            )
+
+    # -------------------------------------------------------------- memory
+
+    def alloca(self, step: Any, nbytes: Any, space: str) -> Buf:
+        """Fresh scratch memory: per workgroup for workgroup space, per workitem otherwise."""
+        if np.ndim(nbytes):
+            act = nbytes if self.mask is None else nbytes[self.mask]
+            if act.size and (act != act.flat[0]).any():
+                raise self.error(
+                    step, "RUNTIME/006", "buffer.alloca size differs between workitems", None
+                )
+            nbytes = act.flat[0] if act.size else 0
+        size = int(nbytes)
+        per = self.ng if space == "workgroup" else self.n
+        if size * per > MAX_SCRATCH_BYTES:
+            raise self.error(
+                step,
+                "RUNTIME/010",
+                f"scratch memory of {size} bytes for {per} owners exceeds the interpreter's limit",
+                None,
+            )
+        data = np.zeros(size * per, dtype=np.uint8)
+        buf = Buf(data, f"%{step.op.results[0].display_name}", space, size)
+        buf.group_bytes = size
+        buf.space = space if space == "workgroup" else "private"
+        if self.sanitize:
+            buf.shadow = san.Shadow(data.size, initialised=False)
+        return buf
+
+    def _physical(self, buf: Buf, addr: Any) -> Any:
+        """Absolute byte positions for lanes (workgroup/private scratch is per owner)."""
+        if buf.space == "global" or not buf.group_bytes:
+            return addr
+        if buf.space == "workgroup":
+            return addr + self.lane_group() * buf.group_bytes
+        return addr + np.arange(self.n, dtype=np.int64) * buf.group_bytes
+
+    def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
+        """Read one element per active lane."""
+        size = dtype.itemsize
+        rng = self.active_range() if contig is not None else None
+        single = buf.space == "global" or (buf.space == "workgroup" and self.ng == 1)
+        if rng is not None and single:
+            lo, hi = rng
+            a0, a1 = contig + lo * size, contig + hi * size
+            if a0 >= 0 and a1 <= buf.length:
+                vals = buf.data[a0:a1].view(dtype).copy()
+                if self.sanitize:
+                    self._check_slice(step, buf, a0, lo, hi, size, None)
+                if lo == 0 and hi == self.n:
+                    return vals
+                out = np.zeros(self.n, dtype=dtype)
+                out[lo:hi] = vals
+                return out
+        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        pos = self._physical(buf, a) if np.ndim(a) or buf.space != "global" else a
+        if np.ndim(pos) == 0 and np.ndim(addr) == 0:
+            p = int(pos)
+            val = buf.data[p : p + size].view(dtype)[0]
+            if self.sanitize and lanes.size:
+                bytes_ = np.arange(p, p + size)[None, :]
+                self._check(step, buf, np.broadcast_to(bytes_, (lanes.size, size)), lanes, None)
+            return val
+        pos = np.broadcast_to(pos, lanes.shape)
+        vals = self._gather(buf.data, pos, dtype)
+        if self.sanitize:
+            self._check(step, buf, pos[:, None] + np.arange(size), lanes, None)
+        if lanes.size == self.n:
+            return vals
+        out = np.zeros(self.n, dtype=dtype)
+        out[lanes] = vals
+        return out
+
+    def store(
+        self, step: Any, buf: Buf, addr: Any, values: Any, dtype: np.dtype, contig: Any
+    ) -> None:
+        """Write one element per active lane."""
+        size = dtype.itemsize
+        rng = self.active_range() if contig is not None else None
+        single = buf.space == "global" or (buf.space == "workgroup" and self.ng == 1)
+        if rng is not None and single:
+            lo, hi = rng
+            a0, a1 = contig + lo * size, contig + hi * size
+            if a0 >= 0 and a1 <= buf.length:
+                vals = values[lo:hi] if np.ndim(values) else np.full(hi - lo, values, dtype)
+                vals = np.ascontiguousarray(vals, dtype=dtype)
+                if self.sanitize:
+                    self._check_slice(step, buf, a0, lo, hi, size, vals.view(np.uint8))
+                buf.data[a0:a1] = vals.view(np.uint8)
+                return
+        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        if not lanes.size:
+            return
+        pos = np.broadcast_to(self._physical(buf, a), lanes.shape)
+        vals = values[lanes] if np.ndim(values) else np.full(lanes.size, values, dtype)
+        vals = np.ascontiguousarray(vals, dtype=dtype)
+        raw = vals.view(np.uint8).reshape(-1, size)
+        byte_pos = pos[:, None] + np.arange(size)
+        if self.sanitize:
+            self._check(step, buf, byte_pos, lanes, raw)
+        buf.data[byte_pos] = raw
+
+    def _lanes_and_addr(self, step: Any, buf: Buf, addr: Any, size: int) -> tuple:
+        lanes = (
+            np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
+        )
+        a = addr[lanes] if np.ndim(addr) else addr
+        bad = (a < 0) | (a + size > buf.length)
+        if np.any(bad):
+            if np.ndim(bad):
+                k = int(np.argmax(bad))
+                lane, where = int(lanes[k]), int(a[k])
+            else:
+                lane, where = int(lanes[0]) if lanes.size else None, int(a)
+            raise self.error(
+                step,
+                "RUNTIME/001",
+                f"accesses bytes {where}..{where + size - 1} "
+                f"outside buffer {buf.name} of {buf.length} bytes",
+                lane,
+            )
+        return lanes, a
+
+    @staticmethod
+    def _gather(data: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        size = dtype.itemsize
+        if size == 1:
+            return data[pos].view(dtype)
+        if not (pos % size).any():
+            whole = data[: data.size - data.size % size].view(dtype)
+            return whole[pos // size]
+        return data[pos[:, None] + np.arange(size)].reshape(-1).view(dtype)
+
+    def _epochs_of(self, lanes: np.ndarray) -> np.ndarray:
+        return self.epochs[lanes // self.wg]
+
+    def _check_slice(
+        self, step: Any, buf: Buf, a0: int, lo: int, hi: int, size: int, raw: Any
+    ) -> None:
+        lanes = np.arange(lo, hi, dtype=np.int64)
+        byte_pos = (a0 + np.arange((hi - lo) * size, dtype=np.int64)).reshape(-1, size)
+        self._check(step, buf, byte_pos, lanes, None if raw is None else raw.reshape(-1, size))
+
+    def _check(
+        self, step: Any, buf: Buf, byte_pos: np.ndarray, lanes: np.ndarray, raw: Any
+    ) -> None:
+        if buf.shadow is None:
+            return
+        items = lanes + self.g0 * self.wg
+        epochs = self._epochs_of(lanes)
+        if raw is None:
+            san.check_read(self.findings, step, buf, byte_pos, items, epochs, self.wg)
+        else:
+            san.check_write(
+                self.findings, step, buf, byte_pos, items, epochs, self.wg, raw, buf.data
+            )
+
+    def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:
+        """Bytes ``start .. start+count-1`` of ``buf`` as seen by ``lane``."""
+        self._range_check(step, buf, lane, start, count)
+        p = start + self._owner_base(buf, lane)
+        if self.sanitize and buf.shadow is not None:
+            self._check(
+                step, buf, np.arange(p, p + count)[None, :], np.array([lane], dtype=np.int64), None
+            )
+        return buf.data[p : p + count].copy()
+
+    def store_bytes(self, step: Any, buf: Buf, lane: int, start: int, data: np.ndarray) -> None:
+        """Write ``data`` at byte ``start`` of ``buf`` as ``lane``."""
+        self._range_check(step, buf, lane, start, data.size)
+        p = start + self._owner_base(buf, lane)
+        if self.sanitize and buf.shadow is not None:
+            self._check(
+                step,
+                buf,
+                np.arange(p, p + data.size)[None, :],
+                np.array([lane], dtype=np.int64),
+                data[None, :],
+            )
+        buf.data[p : p + data.size] = data
+
+    def _owner_base(self, buf: Buf, lane: int) -> int:
+        if buf.space == "workgroup":
+            return (lane // self.wg) * buf.group_bytes
+        if buf.space == "private":
+            return lane * buf.group_bytes
+        return 0
+
+    def _range_check(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> None:
+        if start < 0 or start + count > buf.length:
+            raise self.error(
+                step,
+                "RUNTIME/001",
+                f"accesses bytes {start}..{start + count - 1}"
+                f" outside buffer {buf.name} of {buf.length} bytes",
+                lane,
+            )
+
+
+def _coords_str(coords: Any) -> str:
+    from loom.interp.report import coords_text
+
+    return coords_text(coords)
+
+
+_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _plan(module: Module, kernel: str) -> KernelPlan:
+    """The compiled plan of ``kernel`` (cached per module while it is unchanged)."""
+    per = _PLANS.setdefault(module, {})
+    key = (kernel.lstrip("@"), len(module.values), len(module.ops))
+    plan = per.get(key)
+    if plan is None:
+        plan = per[key] = KernelPlan(module, kernel)
+    return plan
+
+
+def launch(
+    module: Module,
+    kernel: str,
+    *,
+    workload: tuple | list = (),
+    args: tuple | list = (),
+    sanitize: bool = True,
+    max_steps: int | None = None,
+    progress: Any = None,
+) -> LaunchResult:
+    """Run ``kernel`` over its whole grid on NumPy data; buffers are modified in place.
+
+    ``workload`` feeds the config region; ``args`` are the launch arguments in order (NumPy
+    arrays or bytearrays for buffers, numbers for scalars). ``max_steps`` bounds the ops one
+    workitem may execute (default 10 million). ``progress(done, total)`` is called after each
+    chunk of workgroups. Raises :class:`~loom.errors.LoomRuntimeError` on runtime errors.
+    """
+    t0 = time.perf_counter()
+    plan = _plan(module, kernel)
+    counts, sizes = plan.grid(tuple(workload))
+    values, bufs = bind_args(plan.params, tuple(args), plan.name)
+    ngroups = counts[0] * counts[1] * counts[2]
+    wg = sizes[0] * sizes[1] * sizes[2]
+    findings = san.Findings(plan.program, None)
+    ctx = GridContext(plan, counts, sizes, sanitize, max_steps, findings)
+    findings.coords_of = ctx.coords_of_item
+    if sanitize:
+        for b in bufs:
+            b.shadow = san.Shadow(b.data.size, initialised=True)
+    total_ops = 0
+    if ngroups and wg:
+        per_chunk = max(1, CHUNK_LANES // wg)
+        start = 0
+        while start < ngroups:
+            count = min(per_chunk, ngroups - start)
+            ctx.run_chunk(start, count, values)
+            total_ops += ctx.ops
+            ctx.ops = 0
+            start += count
+            if progress is not None:
+                progress(start, ngroups)
+    for b in bufs:
+        b.shadow = None
+    return LaunchResult(
+        plan.name,
+        counts,
+        sizes,
+        ngroups * wg,
+        total_ops,
+        time.perf_counter() - t0,
+        findings.diagnostics(),
+    )

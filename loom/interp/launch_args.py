@@ -1,0 +1,63 @@
+"""Binding launch arguments: workload values for the config region, device args for the body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loom.errors import LoomRuntimeError
+from loom.interp.memory import Buf, as_bytes
+from loom.interp.numerics import constant
+from loom.ir import BufferType, ScalarType, Value
+
+
+def bind_scalar(value: Any, t: ScalarType, what: str) -> Any:
+    """A launch scalar checked against its declared type."""
+    if t.is_float:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise LoomRuntimeError(f"{what} must be a number for type {t}, got {value!r}")
+        return constant(t, float(value))
+    if isinstance(value, np.bool_ | bool):
+        if t.bit_width != 1:
+            raise LoomRuntimeError(f"{what} must be an integer for type {t}, got {value!r}")
+        return np.bool_(value)
+    if not isinstance(value, int | np.integer):
+        raise LoomRuntimeError(f"{what} must be an integer for type {t}, got {value!r}")
+    v = int(value)
+    if t.spelling == "offset":
+        lo, hi = 0, 2**63 - 1
+    elif t.spelling == "index":
+        lo, hi = -(2**63), 2**63 - 1
+    elif t.bit_width == 1:
+        lo, hi = 0, 1
+    else:
+        lo, hi = -(2 ** (t.bit_width - 1)), 2**t.bit_width - 1
+    if not lo <= v <= hi:
+        raise LoomRuntimeError(f"{what} value {v} does not fit in {t} ({lo}..{hi})")
+    return constant(t, v)
+
+
+def bind_args(params: tuple[Value, ...], args: tuple, kernel: str) -> tuple[list, list[Buf]]:
+    """Device argument values for the body's parameters, and the buffers among them."""
+    if len(args) != len(params):
+        names = ", ".join(f"%{p.display_name}: {p.type}" for p in params)
+        raise LoomRuntimeError(
+            f"kernel '@{kernel}' takes {len(params)} launch arguments ({names}), got {len(args)}"
+        )
+    values, bufs = [], []
+    for p, a in zip(params, args):
+        what = f"launch argument %{p.display_name} of '@{kernel}'"
+        if isinstance(p.type, BufferType):
+            try:
+                data = as_bytes(a, p.display_name)
+            except TypeError as e:
+                raise LoomRuntimeError(f"{what}: {e}") from None
+            b = Buf(data, p.display_name)
+            values.append(b)
+            bufs.append(b)
+        elif isinstance(p.type, ScalarType):
+            values.append(bind_scalar(a, p.type, what))
+        else:
+            raise LoomRuntimeError(f"{what} has type {p.type}, which launches cannot pass yet")
+    return values, bufs

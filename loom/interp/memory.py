@@ -1,0 +1,89 @@
+"""Runtime storage objects: buffers (little-endian byte arrays) and typed views over them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loom.interp.numerics import memory_dtype
+from loom.ir import ScalarType
+
+
+class Buf:
+    """A storage root: a ``uint8`` array (the user's array viewed as bytes, modified in place).
+
+    ``group_bytes`` > 0 marks workgroup memory of several workgroups run together: workgroup
+    ``g`` of the chunk owns bytes ``[g * group_bytes, (g + 1) * group_bytes)`` and addresses are
+    relative to that slice. ``shadow`` holds the sanitizer's per-byte state (or None).
+    """
+
+    __slots__ = ("data", "name", "space", "group_bytes", "shadow", "uid", "__weakref__")
+    _next = 0
+
+    def __init__(
+        self, data: np.ndarray, name: str, space: str = "global", group_bytes: int = 0
+    ) -> None:
+        self.data = data
+        self.name = name
+        self.space = space
+        self.group_bytes = group_bytes
+        self.shadow: Any = None
+        Buf._next += 1
+        self.uid = Buf._next
+
+    @property
+    def length(self) -> int:
+        """Byte length seen by one workitem."""
+        return self.group_bytes or int(self.data.size)
+
+    def __repr__(self) -> str:
+        return f"<buffer {self.name}: {self.length} bytes, {self.space}>"
+
+
+class View:
+    """A typed window: element (i0..in) is at ``base + sum(i_k * strides[k]) * size`` bytes."""
+
+    __slots__ = ("buf", "base", "dims", "strides", "etype", "mdtype", "size")
+
+    def __init__(self, buf: Buf, base: Any, dims: tuple, strides: tuple, etype: ScalarType) -> None:
+        self.buf = buf
+        self.base = base
+        self.dims = dims
+        self.strides = strides
+        self.etype = etype
+        self.mdtype = memory_dtype(etype)
+        self.size = self.mdtype.itemsize
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in self.dims)
+        return f"<view {shape}x{self.etype} of {self.buf.name} at byte {self.base}>"
+
+
+def dense_strides(dims: tuple) -> tuple:
+    """Row-major strides (in elements) for ``dims``."""
+    strides = []
+    acc: Any = np.int64(1)
+    for d in reversed(dims):
+        strides.append(acc)
+        acc = acc * d
+    return tuple(reversed(strides))
+
+
+def as_bytes(array: Any, name: str) -> np.ndarray:
+    """A writable ``uint8`` view of a user buffer (C-contiguous array or bytearray)."""
+    if isinstance(array, bytearray | memoryview):
+        out = np.frombuffer(array, dtype=np.uint8)
+        if not out.flags.writeable:
+            raise TypeError(f"buffer argument '{name}' is read-only")
+        return out
+    if not isinstance(array, np.ndarray):
+        raise TypeError(
+            f"buffer argument '{name}' must be a NumPy array or a bytearray, got "
+            f"{type(array).__name__}"
+        )
+    if not array.flags.c_contiguous:
+        raise TypeError(f"buffer argument '{name}' must be C-contiguous (use np.ascontiguousarray)")
+    if not array.flags.writeable:
+        raise TypeError(f"buffer argument '{name}' is read-only")
+    return array.reshape(-1).view(np.uint8)

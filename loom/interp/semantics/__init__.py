@@ -1,0 +1,80 @@
+"""The semantics table: one function per op, registered by op name.
+
+This package (with ``loom.dialects``) is the only place where op names are spelled. A plain op's
+semantics is ``fn(ctx, step, *operands)`` returning its result (a tuple when it has several, a
+tuple of passed-on values for terminators, ``None`` when it has none). Operands are NumPy arrays
+over the lanes being run or NumPy scalars for lane-uniform values; ``ctx`` is the engine context
+(grid engine: many lanes with an active mask; stepper: one workitem). Ops with regions register a
+:class:`Control`: ``enter``/``resume`` return ``(state, action)`` where the action is
+:func:`run` (execute one of the step's regions for some lanes) or :func:`done` (results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+SEMANTICS: dict[str, Any] = {}
+"""Op name -> semantics function or :class:`Control`."""
+
+AFFINE_RULES: dict[str, Callable[..., Any]] = {}
+"""Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """Semantics of an op with regions, driven by the engine one region run at a time."""
+
+    enter: Callable[..., tuple[Any, tuple]]
+    resume: Callable[..., tuple[Any, tuple]]
+
+
+def run(region: int, args: tuple, mask: Any) -> tuple:
+    """Action: run region ``region`` with entry ``args`` for the lanes in ``mask``."""
+    return ("run", region, args, mask)
+
+
+def done(results: tuple = ()) -> tuple:
+    """Action: the op is finished and produces ``results``."""
+    return ("done", results)
+
+
+def semantics(*names: str) -> Callable[[Any], Any]:
+    """Register a semantics function (or Control) for one or more op names."""
+
+    def register(fn: Any) -> Any:
+        for name in names:
+            if name in SEMANTICS:
+                raise ValueError(f"semantics for '{name}' registered twice")
+            SEMANTICS[name] = fn
+        return fn
+
+    return register
+
+
+def affine(*names: str) -> Callable[[Any], Any]:
+    """Register an affine-propagation rule (lets loads/stores become slices)."""
+
+    def register(fn: Any) -> Any:
+        for name in names:
+            AFFINE_RULES[name] = fn
+        return fn
+
+    return register
+
+
+def _load_all() -> None:
+    from loom.interp.semantics import (  # noqa: F401
+        buffer,
+        func,
+        index,
+        kernel,
+        scalar,
+        scf,
+        target,
+        view,
+    )
+
+
+_load_all()

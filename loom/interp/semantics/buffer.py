@@ -1,0 +1,131 @@
+"""Semantics of the buffer dialect: views, raw byte access, copies and scratch memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loom.interp.memory import View, dense_strides
+from loom.interp.numerics import to_memory
+from loom.interp.semantics import semantics
+from loom.interp.semantics._util import itype, rtype
+from loom.ir import DynamicDim
+
+_U8 = np.dtype(np.uint8)
+
+
+def type_dims(ctx: Any, t: Any) -> tuple:
+    """The runtime extents of a shaped type (dynamic dims read from their SSA values)."""
+    dims = []
+    for d in t.dims:
+        if isinstance(d, DynamicDim):
+            dims.append(ctx.value_of(d.value))
+        else:
+            dims.append(np.int64(d.size))
+    return tuple(dims)
+
+
+@semantics("buffer.view")
+def _view(ctx: Any, step: Any, buf: Any, off: Any) -> View:
+    t = rtype(step)
+    dims = type_dims(ctx, t)
+    ctx.check(
+        step,
+        np.zeros((), bool) if not dims else _neg(dims),
+        "RUNTIME/001",
+        "view extent is negative",
+    )
+    return View(buf, off, dims, dense_strides(dims), t.element_type)
+
+
+def _neg(dims: tuple) -> Any:
+    bad = False
+    for d in dims:
+        bad = bad | (d < 0)
+    return bad
+
+
+@semantics("buffer.load.i8.u")
+def _load_i8(ctx: Any, step: Any, buf: Any, off: Any) -> Any:
+    aff = ctx.affs[1] if ctx.affs else None
+    contig = off_contig(off, aff, 1)
+    raw = ctx.load(step, buf, off, _U8, contig)
+    return raw.astype(np.int32)
+
+
+@semantics("buffer.store.i8")
+def _store_i8(ctx: Any, step: Any, value: Any, buf: Any, off: Any) -> None:
+    aff = ctx.affs[2] if ctx.affs else None
+    ctx.store(step, buf, off, (value & 0xFF).astype(np.uint8), _U8, off_contig(off, aff, 1))
+
+
+def off_contig(addr: Any, aff: Any, size: int) -> Any:
+    """Byte address of lane 0 when lanes access consecutive ``size``-byte elements."""
+    if aff is not None and aff[1] == size:
+        return aff[0]
+    return None
+
+
+@semantics("buffer.assume.noalias", "buffer.assume.alignment")
+def _identity_many(ctx: Any, step: Any, *bufs: Any) -> Any:
+    return bufs[0] if len(bufs) == 1 else bufs
+
+
+@semantics("buffer.assume.memory_space")
+def _identity(ctx: Any, step: Any, buf: Any) -> Any:
+    return buf
+
+
+@semantics("buffer.length")
+def _length(ctx: Any, step: Any, buf: Any) -> Any:
+    return np.int64(buf.length)
+
+
+@semantics("buffer.alloca")
+def _alloca(ctx: Any, step: Any, nbytes: Any) -> Any:
+    return ctx.alloca(step, nbytes, step.attrs["memory_space"])
+
+
+@semantics("buffer.copy")
+def _copy(ctx: Any, step: Any, src: Any, so: Any, dst: Any, do: Any, n: Any) -> None:
+    for lane in ctx.active_lanes():
+        count = int(_at(n, lane))
+        if count:
+            data = ctx.load_bytes(step, src, lane, int(_at(so, lane)), count)
+            ctx.store_bytes(step, dst, lane, int(_at(do, lane)), data)
+
+
+@semantics("buffer.fill")
+def _fill(ctx: Any, step: Any, pattern: Any, dst: Any, do: Any, n: Any) -> None:
+    t = itype(step)
+    for lane in ctx.active_lanes():
+        count = int(_at(n, lane))
+        if count:
+            pat = to_memory(t, _at(pattern, lane)).view(np.uint8)
+            reps = -(-count // pat.size)
+            ctx.store_bytes(step, dst, lane, int(_at(do, lane)), np.tile(pat, reps)[:count])
+
+
+@semantics("buffer.compare")
+def _compare(ctx: Any, step: Any, lhs: Any, lo: Any, rhs: Any, ro: Any, n: Any) -> Any:
+    out = np.zeros(ctx.n, dtype=np.int32) if ctx.n > 1 else None
+    result = np.int32(0)
+    for lane in ctx.active_lanes():
+        count = int(_at(n, lane))
+        r = 0
+        if count:
+            a = ctx.load_bytes(step, lhs, lane, int(_at(lo, lane)), count)
+            b = ctx.load_bytes(step, rhs, lane, int(_at(ro, lane)), count)
+            diff = np.flatnonzero(a != b)
+            if diff.size:
+                r = -1 if a[diff[0]] < b[diff[0]] else 1
+        if out is not None:
+            out[lane] = r
+        else:
+            result = np.int32(r)
+    return out if out is not None else result
+
+
+def _at(v: Any, lane: int) -> Any:
+    return v[lane] if np.ndim(v) else v

@@ -1,0 +1,216 @@
+"""Semantics of the index dialect: address arithmetic that never wraps silently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loom.interp.semantics import affine, semantics
+from loom.interp.semantics._util import back, itype, rtype, sv, uv
+
+_I64 = np.int64
+
+
+def _domain(ctx: Any, step: Any, r: Any, bad: Any, *args: Any) -> Any:
+    t = rtype(step)
+    if t.spelling == "offset":
+        bad = bad | (r < 0)
+    ctx.check(
+        step,
+        bad,
+        "RUNTIME/006",
+        f"result is outside the {t} domain (operands {{}}, {{}})",
+        *args[:2],
+    )
+    return r
+
+
+def _is_offset(step: Any) -> bool:
+    return rtype(step).spelling == "offset"
+
+
+@semantics("index.constant")
+def _constant(ctx: Any, step: Any) -> Any:
+    v = step.cache.get("v")
+    if v is None:
+        v = step.cache["v"] = _I64(step.attrs["value"])
+    return v
+
+
+@semantics("index.add")
+def _add(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    r = a + b
+    return _domain(ctx, step, r, ((a ^ r) & (b ^ r)) < 0, a, b)
+
+
+@semantics("index.sub")
+def _sub(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    r = a - b
+    return _domain(ctx, step, r, ((a ^ b) & (a ^ r)) < 0, a, b)
+
+
+def _mul_overflow(a: Any, b: Any) -> Any:
+    approx = np.abs(np.multiply(a, b, dtype=np.float64))
+    suspect = approx >= 2.0**62
+    if not np.any(suspect):
+        return suspect
+
+    def exact(x: Any, y: Any) -> bool:
+        return not -(2**63) <= int(x) * int(y) < 2**63
+
+    if np.ndim(suspect) == 0:
+        return np.bool_(exact(a, b))
+    out = np.zeros(np.shape(suspect), dtype=bool)
+    aa, bb = np.broadcast_to(a, out.shape), np.broadcast_to(b, out.shape)
+    for i in np.flatnonzero(suspect):
+        out[i] = exact(aa[i], bb[i])
+    return out
+
+
+@semantics("index.mul")
+def _mul(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    return _domain(ctx, step, a * b, _mul_overflow(a, b), a, b)
+
+
+@semantics("index.madd")
+def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
+    p = a * b
+    r = p + c
+    bad = _mul_overflow(a, b) | (((p ^ r) & (c ^ r)) < 0)
+    return _domain(ctx, step, r, bad, a, b)
+
+
+def _divrem(rem: bool) -> Any:
+    def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        bad = (a < 0) | (b <= 0)
+        ctx.check(
+            step,
+            bad,
+            "RUNTIME/006",
+            "index division needs a non-negative dividend and a positive divisor (got {} and {})",
+            a,
+            b,
+        )
+        if np.ndim(b):
+            b = np.where(b <= 0, _I64(1), b)
+        elif b <= 0:
+            b = _I64(1)
+        return a % b if rem else a // b
+
+    return sem
+
+
+semantics("index.div")(_divrem(False))
+semantics("index.rem")(_divrem(True))
+semantics("index.min")(lambda ctx, step, a, b: np.minimum(a, b))
+semantics("index.max")(lambda ctx, step, a, b: np.maximum(a, b))
+
+
+@semantics("index.scale")
+def _scale(ctx: Any, step: Any, i: Any, stride: Any) -> Any:
+    r = i * stride
+    return _domain(ctx, step, r, _mul_overflow(i, stride), i, stride)
+
+
+_CMP = {
+    "eq": (np.equal, False),
+    "ne": (np.not_equal, False),
+    "slt": (np.less, False),
+    "sle": (np.less_equal, False),
+    "sgt": (np.greater, False),
+    "sge": (np.greater_equal, False),
+    "ult": (np.less, True),
+    "ule": (np.less_equal, True),
+    "ugt": (np.greater, True),
+    "uge": (np.greater_equal, True),
+}
+
+
+@semantics("index.cmp")
+def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    fn, unsigned = _CMP[step.attrs["predicate"]]
+    if unsigned:
+        a, b = a.view(np.uint64), b.view(np.uint64)
+    return fn(a, b)
+
+
+@semantics("index.cast")
+def _cast(ctx: Any, step: Any, a: Any) -> Any:
+    src, dst = itype(step), rtype(step)
+    if dst.is_address:
+        if src.is_address:
+            bad = a < 0  # index <-> offset must be representable (both are [0, 2^63) here)
+            ctx.check(step, bad, "RUNTIME/006", f"value {{}} is not representable as {dst}", a)
+            return a
+        if src.bit_width == 1:
+            return a.astype(_I64)
+        if dst.spelling == "index":
+            return sv(a, src).astype(_I64)
+        raw = uv(a, src).astype(np.uint64)
+        if src.bit_width == 64:
+            bad = raw >= np.uint64(2**63)
+            ctx.check(
+                step, bad, "RUNTIME/006", "i64 value {} is negative and not a valid offset", a
+            )
+        return raw.astype(_I64)
+    # out of the address domain: keep the low bits of the (signed or unsigned) carrier
+    return back(a, dst) if dst.bit_width == 64 else back(a.astype(_I64), dst)
+
+
+@semantics("index.assume")
+def _assume(ctx: Any, step: Any, *values: Any) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
+def _uniform(v: Any) -> bool:
+    return np.ndim(v) == 0
+
+
+@affine("index.add")
+def _aff_add(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+    (a, b), (fa, fb) = args, affs
+    if fa is not None and _uniform(b):
+        return (fa[0] + int(b), fa[1])
+    if fb is not None and _uniform(a):
+        return (fb[0] + int(a), fb[1])
+    return None
+
+
+@affine("index.sub")
+def _aff_sub(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+    (a, b), (fa, _) = args, affs
+    if fa is not None and _uniform(b):
+        return (fa[0] - int(b), fa[1])
+    return None
+
+
+@affine("index.mul", "index.scale")
+def _aff_mul(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+    (a, b), (fa, fb) = args, affs
+    if fa is not None and _uniform(b):
+        return (fa[0] * int(b), fa[1] * int(b))
+    if fb is not None and _uniform(a):
+        return (fb[0] * int(a), fb[1] * int(a))
+    return None
+
+
+@affine("index.madd")
+def _aff_madd(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+    (a, b, c), (fa, fb, fc) = args, affs
+    if _uniform(c) or fc is not None:
+        prod = None
+        if fa is not None and _uniform(b):
+            prod = (fa[0] * int(b), fa[1] * int(b))
+        elif fb is not None and _uniform(a):
+            prod = (fb[0] * int(a), fb[1] * int(a))
+        elif _uniform(a) and _uniform(b) and fc is not None:
+            return (fc[0] + int(a) * int(b), fc[1])
+        if prod is not None and _uniform(c):
+            return (prod[0] + int(c), prod[1])
+    return None
+
+
+@affine("index.cast")
+def _aff_cast(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+    return affs[0] if rtype(step).is_address and itype(step).is_address else None

@@ -1,0 +1,126 @@
+"""Semantics of scf: conditionals and loops with per-lane divergence (active masks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loom.interp.semantics import Control, done, run, semantics
+from loom.interp.semantics._util import where
+
+
+@semantics("scf.yield")
+def _yield(ctx: Any, step: Any, *values: Any) -> tuple:
+    return values
+
+
+@semantics("scf.condition")
+def _condition(ctx: Any, step: Any, *values: Any) -> tuple:
+    return values
+
+
+@semantics("scf.select")
+def _select(ctx: Any, step: Any, c: Any, a: Any, b: Any) -> Any:
+    return where(c, a, b)
+
+
+# ----------------------------------------------------------------------------- scf.if
+# state: (stage, cond, then_values)
+
+
+def _if_enter(ctx: Any, step: Any, args: tuple) -> tuple:
+    cond = args[0]
+    taken = ctx.active(cond)
+    if np.any(taken):
+        return (0, cond, None), run(0, (), taken)
+    return _if_resume(ctx, step, (0, cond, None), None)
+
+
+def _if_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
+    stage, cond, then_vals = state
+    if stage == 0:
+        then_vals = yielded
+        if len(step.regions) > 1:
+            other = ctx.active(~cond if np.ndim(cond) else not cond)
+            if np.any(other):
+                return (1, cond, then_vals), run(1, (), other)
+        yielded = None
+    else_vals = yielded
+    n = len(step.op.results)
+    if not n:
+        return None, done()
+    if then_vals is None:
+        return None, done(tuple(else_vals))
+    if else_vals is None:
+        return None, done(tuple(then_vals))
+    return None, done(tuple(where(cond, a, b) for a, b in zip(then_vals, else_vals)))
+
+
+semantics("scf.if")(Control(_if_enter, _if_resume))
+
+# ----------------------------------------------------------------------------- scf.for
+# state: (iv, carried, active, step_value, upper)
+
+
+def _lt(step: Any, iv: Any, ub: Any) -> Any:
+    if step.op.operands[0].type.spelling == "offset":
+        return iv.view(np.uint64) < ub.view(np.uint64)
+    return iv < ub
+
+
+def _for_enter(ctx: Any, step: Any, args: tuple) -> tuple:
+    lb, ub, st = args[0], args[1], args[2]
+    carried = step.field(args, "iter_args")
+    ctx.check(step, st <= 0, "RUNTIME/007", "scf.for step {} is not positive", st)
+    active = ctx.active(_lt(step, lb, ub))
+    return _for_next(ctx, step, lb, tuple(carried), active, st, ub)
+
+
+def _for_next(ctx: Any, step: Any, iv: Any, carried: tuple, active: Any, st: Any, ub: Any) -> tuple:
+    if not np.any(active):
+        return None, done(carried)
+    return (iv, carried, active, st, ub), run(0, (iv, *carried), active)
+
+
+def _for_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
+    iv, carried, active, st, ub = state
+    if carried:
+        carried = tuple(where(active, y, c) for y, c in zip(yielded, carried))
+    nxt = iv + st
+    overflow = ((iv ^ nxt) & (st ^ nxt)) < 0
+    if np.ndim(active) or np.ndim(nxt):
+        iv = np.where(active, nxt, iv)
+        iv = iv[()] if iv.ndim == 0 else iv
+    else:
+        iv = nxt
+    active = active & _lt(step, iv, ub) & ~overflow
+    return _for_next(ctx, step, iv, carried, active, st, ub)
+
+
+semantics("scf.for")(Control(_for_enter, _for_resume))
+
+# ----------------------------------------------------------------------------- scf.while
+# state: (stage, active, results)
+
+
+def _while_enter(ctx: Any, step: Any, args: tuple) -> tuple:
+    active = ctx.active(True)
+    n = len(step.op.results)
+    return (0, active, (None,) * n), run(0, tuple(args), active)
+
+
+def _while_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
+    stage, active, results = state
+    if stage == 0:
+        cond, fwd = yielded[0], tuple(yielded[1:])
+        stop = active & ~cond if np.ndim(cond) or np.ndim(active) else active and not cond
+        results = tuple(where(stop, f, r) for f, r in zip(fwd, results))
+        active = active & cond
+        if not np.any(active):
+            return None, done(results)
+        return (1, active, results), run(1, fwd, active)
+    return (0, active, results), run(0, tuple(yielded), active)
+
+
+semantics("scf.while")(Control(_while_enter, _while_resume))
