@@ -39,7 +39,7 @@ def _show_loom_error(
     from loom_jupyter.magic import _Bundle
 
     display(_Bundle(error_bundle(value)))
-    return [f"{etype.__name__}: see the diagnostics above"]
+    return [f"{etype.__name__}: {value}"]
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -12,6 +12,7 @@ from IPython.display import display
 from loom.errors import LoomError
 from loom.verify import verify_module
 from loom_jupyter.display import ModuleView, SourceView, error_bundle
+from loom_jupyter.render import summary
 
 
 def cell_filename(name: str | None) -> str:
@@ -41,9 +42,10 @@ def run_cell(
     try:
         module = parse_module(text, filename=filename, ops=ops)
     except LoomError as exc:
-        return None, SourceView(
-            text, filename, exc.diagnostics, title=f"{filename}: {type(exc).__name__}"
-        ) if exc.diagnostics else _Bundle(error_bundle(exc))
+        if not exc.diagnostics:
+            return None, _Bundle(error_bundle(exc))
+        title = f"{filename}: {type(exc).__name__}: {summary(exc.diagnostics)}"
+        return None, SourceView(text, filename, exc.diagnostics, title=title)
     if verify:
         result = verify_module(module, ops=ops)
         if result.diagnostics:
