@@ -10,3 +10,15 @@ from loom.interp.engine import LaunchResult, launch
 from loom.interp.semantics import SEMANTICS
 
 __all__ = ["SEMANTICS", "LaunchResult", "launch"]
+
+from loom.interp.stepper import (  # noqa: E402
+    AT_BARRIER,
+    DONE,
+    EXITED,
+    RUNNING,
+    MemoryView,
+    Position,
+    Stepper,
+)
+
+__all__ += ["AT_BARRIER", "DONE", "EXITED", "RUNNING", "MemoryView", "Position", "Stepper"]

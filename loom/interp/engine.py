@@ -724,6 +724,22 @@ def launch(
     if sanitize:
         for b in bufs:
             b.shadow = san.Shadow(b.data.size, initialised=True)
+    with np.errstate(all="ignore"):
+        total_ops = _run_grid(ctx, ngroups, wg, values, progress)
+    for b in bufs:
+        b.shadow = None
+    return LaunchResult(
+        plan.name,
+        counts,
+        sizes,
+        ngroups * wg,
+        total_ops,
+        time.perf_counter() - t0,
+        findings.diagnostics(),
+    )
+
+
+def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: Any) -> int:
     total_ops = 0
     if ngroups and wg:
         per_chunk = max(1, CHUNK_LANES // wg)

@@ -179,7 +179,7 @@ def _aff_add(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
 
 @affine("index.sub")
 def _aff_sub(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
-    (a, b), (fa, _) = args, affs
+    (_a, b), (fa, _) = args, affs
     if fa is not None and _uniform(b):
         return (fa[0] - int(b), fa[1])
     return None
