@@ -752,14 +752,4 @@ def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: A
             start += count
             if progress is not None:
                 progress(start, ngroups)
-    for b in bufs:
-        b.shadow = None
-    return LaunchResult(
-        plan.name,
-        counts,
-        sizes,
-        ngroups * wg,
-        total_ops,
-        time.perf_counter() - t0,
-        findings.diagnostics(),
-    )
+    return total_ops
