@@ -198,6 +198,9 @@ class RegionDef:
     derived_from: tuple[str, ...] = ()
     """For DERIVED: fields whose types give the entry args, in order (operand or result names;
     a leading ``~`` takes only the first value's type, e.g. the loop induction variable)."""
+    side_effect_free: bool = False
+    """Ops in the region (at any depth) may not read or write memory, be convergent or call
+    a function that is not pure (a kernel's launch-config region)."""
     doc: str = ""
 
 
@@ -289,7 +292,47 @@ class MemoryEffect(Trait):
 
 @dataclass(frozen=True)
 class Convergent(Trait):
-    """Every workitem of the scope must reach it together (barriers)."""
+    """Every workitem of the scope must reach it together (barriers).
+
+    ``scope_attr`` names the enum attribute giving the scope that must reach it; the verifier
+    then requires control above the op to be uniform at that scope."""
+
+    scope_attr: str | None = None
+
+
+@dataclass(frozen=True)
+class Uniformity(Trait):
+    """How results vary across workitems regardless of operands: ``uniform`` (same for the
+    whole launch or workgroup), ``subgroup`` (same within a subgroup) or ``lane`` (per workitem).
+    Ops without this trait are uniform exactly when their operands are."""
+
+    level: str
+
+
+@dataclass(frozen=True)
+class ControlFlow(Trait):
+    """The op's regions run depending on the values of ``operands`` (or, with
+    ``terminator_operand``, on that operand of its regions' terminators); ``kind`` names the
+    control in diagnostics (``region_selector``, ``loop_upper_bound``, ``loop_condition``)."""
+
+    kind: str
+    operands: tuple[str, ...] = ()
+    terminator_operand: str | None = None
+
+
+@dataclass(frozen=True)
+class Call(Trait):
+    """Calls the function named by symbol attribute ``callee``; its effects are the callee's."""
+
+    callee: str
+
+
+@dataclass(frozen=True)
+class PureWhen(Trait):
+    """A callable that is side-effect free when attribute ``attr`` equals ``value``."""
+
+    attr: str
+    value: Any
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from loom.dsl import (
     AttrDef,
     AttrKind,
     BlockArgs,
+    Call,
     Clause,
     EnumDef,
     Example,
@@ -17,6 +18,7 @@ from loom.dsl import (
     Operand,
     OptionalGroup,
     PredicateList,
+    PureWhen,
     Refs,
     RegionDef,
     RegionRef,
@@ -71,7 +73,12 @@ DEF = op(
             yields="result_types",
         )
     ],
-    traits=[Symbol("callee", kind="func"), IsolatedFromAbove(), SymbolUse("target", ("record",))],
+    traits=[
+        Symbol("callee", kind="func"),
+        IsolatedFromAbove(),
+        SymbolUse("target", ("record",)),
+        PureWhen("purity", "pure"),
+    ],
     format=[
         OptionalGroup("visibility", Attr("visibility")),
         OptionalGroup("retain", Kw("retain")),
@@ -142,7 +149,7 @@ CALL = op(
     attrs=[*_CALL_MODIFIERS, AttrDef("callee", AttrKind.SYMBOL)],
     operands=[Operand("operands", ANY, variadic=True)],
     results=[Result("results", ANY, variadic=True)],
-    traits=[SymbolUse("callee", ("func",))],
+    traits=[SymbolUse("callee", ("func",)), Call("callee")],
     format=[
         *_CALL_MODIFIER_FORMAT,
         SymbolRef("callee"),

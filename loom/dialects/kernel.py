@@ -11,6 +11,7 @@ from loom.dsl import (
     AttrKind,
     BlockArgs,
     Clause,
+    ControlFlow,
     Convergent,
     EnumDef,
     Example,
@@ -35,6 +36,7 @@ from loom.dsl import (
     TemplateParam,
     Terminator,
     TypeOf,
+    Uniformity,
     Violation,
     op,
 )
@@ -61,6 +63,7 @@ KERNEL_DEF = op(
             terminator="kernel.launch.config",
             arg_source=ArgSource.PAIRS,
             arg_keyword="config_args",
+            side_effect_free=True,
             doc="Host-side launch computation (pure).",
         ),
         RegionDef(
@@ -168,13 +171,15 @@ RETURN = op(
 )
 
 
-def _coordinate(name: str, doc: str, example: str, builder: str | None = None):
+def _coordinate(
+    name: str, doc: str, example: str, builder: str | None = None, uniformity: str = "uniform"
+):
     return op(
         name,
         doc,
         attrs=[AttrDef("dimension", AttrKind.ENUM, enum=DIMENSION)],
         results=[Result("result", INDEX_T)],
-        traits=[Pure(), HasAncestor("kernel.def")],
+        traits=[Pure(), HasAncestor("kernel.def"), Uniformity(uniformity)],
         format=[TemplateParam("dimension"), Kw(":"), TypeOf("result")],
         builder=builder,
         examples=[Example(example)],
@@ -185,6 +190,7 @@ WORKITEM_ID = _coordinate(
     "kernel.workitem.id",
     "The workitem's coordinate within its workgroup.",
     "%t = kernel.workitem.id<x> : index",
+    uniformity="lane",
 )
 WORKGROUP_ID = _coordinate(
     "kernel.workgroup.id",
@@ -207,6 +213,7 @@ DISPATCH_ID = _coordinate(
     "kernel.workitem.dispatch.id",
     "The global coordinate: workgroup.id * workgroup.size + workitem.id.",
     "%i = kernel.workitem.dispatch.id<x> : index",
+    uniformity="lane",
 )
 
 
@@ -271,7 +278,11 @@ BARRIER = op(
         AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
         AttrDef("ordering", AttrKind.ENUM, enum=ORDERING),
     ],
-    traits=[Convergent(), HasAncestor("kernel.def"), MemoryEffect(reads=True, writes=True)],
+    traits=[
+        Convergent(scope_attr="scope"),
+        HasAncestor("kernel.def"),
+        MemoryEffect(reads=True, writes=True),
+    ],
     format=[
         TemplateParam("memory_space"),
         Clause("scope", Attr("scope")),
@@ -289,7 +300,7 @@ EXIT = op(
     regions=[
         RegionDef("body", terminator="kernel.return", implicit_terminator=True, optional=True)
     ],
-    traits=[HasParent(("kernel.def",))],
+    traits=[HasParent(("kernel.def",)), ControlFlow("region_selector", ("condition",))],
     format=[
         Ref("condition"),
         Kw(":"),

@@ -12,6 +12,7 @@ from loom.dsl import (
     BindingList,
     BlockArgs,
     Clause,
+    ControlFlow,
     EnumDef,
     Example,
     HasParent,
@@ -91,7 +92,11 @@ FOR = op(
             yields="results",
         )
     ],
-    traits=[SameType(("lower_bound", "upper_bound", "step")), SameTypeAt("iter_args", "results")],
+    traits=[
+        SameType(("lower_bound", "upper_bound", "step")),
+        SameTypeAt("iter_args", "results"),
+        ControlFlow("loop_upper_bound", ("lower_bound", "upper_bound", "step")),
+    ],
     format=[
         RegionArg("body", 0),
         Kw("="),
@@ -148,6 +153,7 @@ IF = op(
             yields="results",
         ),
     ],
+    traits=[ControlFlow("region_selector", ("condition",))],
     format=[
         Ref("condition"),
         OptionalGroup("results", Kw("->"), ResultTypeList("results")),
@@ -217,6 +223,7 @@ WHILE = op(
             yields="iter_args",
         ),
     ],
+    traits=[ControlFlow("loop_condition", terminator_operand="condition")],
     format=[
         BindingList("iter_args", "before"),
         OptionalGroup("results", Kw("->"), ResultTypeList("results")),

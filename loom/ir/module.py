@@ -28,6 +28,7 @@ class Module:
         "locations",
         "_location_ids",
         "file_header",
+        "source_texts",
         "__weakref__",
     )
 
@@ -40,6 +41,8 @@ class Module:
         self.locations: list[Location | None] = [None]
         self._location_ids: dict[Location, int] = {}
         self.file_header: tuple[str, ...] = ()
+        self.source_texts: dict[str, str] = {}
+        """Text of parsed sources by source name (lets diagnostics show the source line)."""
 
     @property
     def ops(self) -> list[Operation]:

@@ -1,0 +1,834 @@
+"""The module verifier: one pass over the module, every problem collected as a diagnostic.
+
+Each op is first checked on a fast path (precomputed :class:`~loom.verify.plan.OpPlan`, no
+per-op allocation); only when something looks wrong does the slow path run and explain.
+
+Codes: STRUCTURE/001 top-level op is not symbol-defining; /006 unknown op; /007 yield count;
+/010 missing attribute; /011 undeclared attribute; /012 result count; /013 operand count;
+/014 attribute value; /015 region count; /016 block count; /017 terminator not last;
+/018 wrong or missing terminator; /029 placement; /038 barrier under non-uniform control;
+/052 side effects in a side-effect-free region. SYMBOL/001 duplicate; /002 unresolved;
+/003 wrong kind; /004 missing from the symbol table; /005 stale table entry. TYPE/001 types
+differ; /003 operand type; /004 result type; /009 yielded type; /013 region argument types.
+DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-above op;
+/003 value defined twice; /004 name defined twice in one scope; /005 foreign value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from loom.diagnostic_render import location_range
+from loom.diagnostics import (
+    Diagnostic,
+    DiagnosticEngine,
+    DiagnosticRelatedLocation,
+    DiagnosticSeverity,
+    SourceRange,
+)
+from loom.dsl import ArgSource, OpDef, PureWhen, Terminator, Violation
+from loom.ir import Block, Module, Operation, Region, Value
+from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
+from loom.registry import OpRegistry
+from loom.typecheck import attr_problem, check_field_types
+from loom.verify.plan import Layout, OpPlan, plan_for
+
+_NO_PARENTS: frozenset[str] = frozenset()
+
+
+class VerifyContext:
+    """What per-op hooks may ask about: fields of ops, symbols, the module."""
+
+    def __init__(self, module: Module, registry: OpRegistry) -> None:
+        self.module = module
+        self.registry = registry
+        self._op: Operation | None = None
+        self._layout: Layout | None = None
+
+    def operand_values(self, op: Operation, field: str) -> tuple[Value, ...]:
+        """The operands of ``op`` in field ``field`` (empty if unknown)."""
+        if op is self._op and self._layout is not None:
+            sl = self._layout.slices.get(field)
+            return op.operands[sl[0] : sl[1]] if sl is not None else ()
+        decl = self.registry.get(op.name)
+        if decl is None:
+            return ()
+        try:
+            return operand_groups(op, decl).get(field, ())
+        except ValueError:
+            return ()
+
+    def region(self, op: Operation, field: str) -> Region | None:
+        """Region ``field`` of ``op`` (None when absent)."""
+        decl = self.registry.get(op.name)
+        if decl is None:
+            return None
+        for i, rd in enumerate(decl.regions):
+            if rd.name == field:
+                return op.regions[i] if i < len(op.regions) else None
+        return None
+
+    def symbol(self, name: Any) -> Operation | None:
+        """The top-level op defining symbol ``name``."""
+        return self.module.symbols.get(name) if isinstance(name, str) else None
+
+
+def op_source_range(module: Module, op: Operation) -> SourceRange | None:
+    """The op's recorded source location as a range, if it has a file location."""
+    return location_range(module, op.location_id)
+
+
+class ModuleVerifier:
+    """Runs every check over one module."""
+
+    def __init__(
+        self,
+        module: Module,
+        registry: OpRegistry,
+        diagnostics: DiagnosticEngine | None = None,
+    ) -> None:
+        self.module = module
+        self.registry = registry
+        self.engine = diagnostics if diagnostics is not None else DiagnosticEngine()
+        self.ctx = VerifyContext(module, registry)
+        self._plans: dict[str, OpPlan | None] = {}
+
+    # ------------------------------------------------------------------ reporting
+
+    def error(
+        self,
+        op: Operation | None,
+        code: str,
+        message: str,
+        path: str | None = None,
+        severity: DiagnosticSeverity = DiagnosticSeverity.ERROR,
+        params: dict[str, Any] | None = None,
+        notes: list[DiagnosticRelatedLocation] | None = None,
+    ) -> Diagnostic:
+        """Record a diagnostic about ``op``."""
+        rng = op_source_range(self.module, op) if op is not None else None
+        if path is None and op is not None:
+            path = self._path_of(op)
+        d = Diagnostic(
+            severity,
+            code,
+            message,
+            rng,
+            notes=notes or [],
+            op_path=path,
+            op=op,
+            module=self.module,
+            location_id=op.location_id if op is not None else 0,
+            params=params or {},
+        )
+        self.engine.add(d)
+        return d
+
+    def _path_of(self, op: Operation) -> str | None:
+        """``module operation[i] x.y.regions[r].blocks[b].ops[o] z`` for an op being visited."""
+        trail = self._trail + [(op, *self._cursor)] if self._cursor else self._trail
+        parts = []
+        for i, (o, ri, bi, oi) in enumerate(trail):
+            if i == 0:
+                parts.append(f"module operation[{oi}] {o.name}")
+            else:
+                parts.append(f".regions[{ri}].blocks[{bi}].ops[{oi}] {o.name}")
+            if o is op:
+                return "".join(parts)
+        return None
+
+    # ------------------------------------------------------------------ walk
+
+    def run(self) -> DiagnosticEngine:
+        """Verify the whole module."""
+        module = self.module
+        self.values = module.values
+        self.stamp: list[int] = [-1] * len(module.values)
+        self.active = bytearray(b"\x01")
+        self.names: dict[str, int] = {}
+        self.hidden: dict[int, Operation] = {}
+        self.tokens: list[int] = [0]
+        self.parents: list[Operation] = []
+        self.scope_names: frozenset[str] = _NO_PARENTS
+        self.all_names: frozenset[str] = _NO_PARENTS
+        self.pure_depth = 0
+        self.impure_hits: list[Operation] = []
+        self.convergent: list[tuple[Operation, tuple[Operation, ...]]] = []
+        self._trail: list[tuple[Operation, int, int, int]] = []
+        self._cursor: tuple[int, int, int] | None = None
+        self._defined: set[int] | None = None
+        self._check_symbols()
+        self._walk_block(module.body, 0, "module", 0, 0)
+        if self.convergent:
+            from loom.verify.uniformity import check_convergent
+
+            check_convergent(self, self.convergent)
+        return self.engine
+
+    def plan(self, name: str) -> OpPlan | None:
+        """The plan for op ``name`` (None for ops outside the declaration set)."""
+        try:
+            return self._plans[name]
+        except KeyError:
+            decl = self.registry.get(name)
+            plan = plan_for(decl) if decl is not None else None
+            self._plans[name] = plan
+            return plan
+
+    def _walk_block(self, block: Block, tok: int, parent_name: str, ri: int, bi: int) -> None:
+        plans = self._plans
+        stamp = self.stamp
+        active = self.active
+        values = self.values
+        names = self.names
+        scope_names = self.scope_names
+        all_names = self.all_names
+        top = not self.parents
+        ops = block.ops
+        last = len(ops) - 1
+        for oi, op in enumerate(ops):
+            plan = plans.get(op.name)
+            if plan is None:
+                plan = self.plan(op.name)
+                if plan is None:
+                    self._cursor = (ri, bi, oi)
+                    self._unknown(op, tok)
+                    continue
+            operands = op.operands
+            results = op.results
+            attrs = op.attributes
+            layout = plan.fixed_layout
+            if layout is None or len(operands) != plan.n_operands or len(results) != plan.n_results:
+                layout = plan.layout_of(op)
+            ok = layout is not None and not layout.static_bad
+            if ok:
+                try:
+                    for v, acc in zip(operands, layout.ocons):
+                        vid = v.id
+                        s = stamp[vid]
+                        if s < 0 or not active[s] or values[vid] is not v:
+                            ok = False
+                            break
+                        t = v.type
+                        if t is not acc.fixed:
+                            e = acc.memo.get(id(t))
+                            if e is None or e[0] is not t:
+                                e = acc.learn(t)
+                            if not e[1]:
+                                ok = False
+                                break
+                    if ok:
+                        for v, acc in zip(results, layout.rcons):
+                            t = v.type
+                            if t is not acc.fixed:
+                                e = acc.memo.get(id(t))
+                                if e is None or e[0] is not t:
+                                    e = acc.learn(t)
+                                if not e[1]:
+                                    ok = False
+                                    break
+                    if ok and layout.same:
+                        for group in layout.same:
+                            first = None
+                            for p in group:
+                                t = operands[p].type if p >= 0 else results[-p - 1].type
+                                if first is None:
+                                    first = t
+                                elif t is not first and t != first:
+                                    ok = False
+                                    break
+                except (IndexError, AttributeError, TypeError):
+                    ok = False
+            if ok and attrs:
+                attr_ok = plan.attr_ok
+                for k, val in attrs.items():
+                    chk = attr_ok.get(k)
+                    if chk is None or not chk(val):
+                        ok = False
+                        break
+                if ok and plan.attr_rules and not plan.rules_ok(attrs):
+                    ok = False
+            if ok and plan.required:
+                for k in plan.required:
+                    if k not in attrs:
+                        ok = False
+                        break
+            if ok:
+                if plan.has_parent is not None and parent_name not in plan.has_parent:
+                    ok = False
+                if plan.has_ancestor:
+                    for a in plan.has_ancestor:
+                        if a not in scope_names:
+                            ok = False
+                if plan.no_ancestor:
+                    for a in plan.no_ancestor:
+                        if a in all_names:
+                            ok = False
+                if (plan.symbol is None) is top:
+                    ok = False
+                if plan.is_terminator and oi != last:
+                    ok = False
+            if not ok:
+                self._cursor = (ri, bi, oi)
+                self._slow(op, plan, layout, parent_name, top, oi == last)
+            if self.pure_depth and plan.impure:
+                self.impure_hits.append(op)
+            if plan.convergent is not None:
+                self.convergent.append((op, tuple(self.parents)))
+            if plan.hook is not None:
+                self.ctx._op, self.ctx._layout = op, layout
+                try:
+                    found = plan.hook(op, self.ctx)
+                except Exception as e:  # a hook tripping over a malformed op
+                    found = [Violation("INTERNAL/001", f"could not be checked ({e!r})")]
+                if found:
+                    self._cursor = (ri, bi, oi)
+                    self._report(op, found)
+            if plan.symbol_uses:
+                self._cursor = (ri, bi, oi)
+                self._check_symbol_uses(op, plan)
+            if op.regions or plan.needs_walk:
+                self._cursor = (ri, bi, oi)
+                self._regions(op, plan, layout, ri, bi, oi)
+            for r in results:
+                try:
+                    rid = r.id
+                    if stamp[rid] != -1 or values[rid] is not r:
+                        raise IndexError
+                    stamp[rid] = tok
+                except (IndexError, AttributeError, TypeError):
+                    self._cursor = (ri, bi, oi)
+                    self._bad_definition(op, r)
+                    continue
+                n = r.name
+                if n is not None:
+                    prev = names.get(n)
+                    if prev is not None and active[prev]:
+                        self._cursor = (ri, bi, oi)
+                        self.error(
+                            op,
+                            "DOMINANCE/004",
+                            f"'{op.name}' defines '%{n}', a name already defined in this scope",
+                        )
+                    names[n] = tok
+        self._cursor = None
+
+    # ------------------------------------------------------------------ definitions and uses
+
+    def _define_args(self, owner: Operation, block: Block, tok: int) -> None:
+        for a in block.args:
+            try:
+                if self.stamp[a.id] != -1 or self.values[a.id] is not a:
+                    raise IndexError
+                self.stamp[a.id] = tok
+            except (IndexError, AttributeError, TypeError):
+                self._bad_definition(owner, a, block_arg=True)
+                continue
+            if a.name is not None:
+                prev = self.names.get(a.name)
+                if prev is not None and self.active[prev]:
+                    self.error(
+                        owner,
+                        "DOMINANCE/004",
+                        f"'{owner.name}' block argument '%{a.name}' reuses a name already "
+                        "defined in this scope",
+                    )
+                self.names[a.name] = tok
+
+    def _bad_definition(self, op: Operation, v: Any, block_arg: bool = False) -> None:
+        what = "block argument" if block_arg else "result"
+        if not isinstance(v, Value):
+            self.error(op, "DOMINANCE/005", f"'{op.name}' {what} {v!r} is not a value")
+            return
+        vid = v.id
+        if not (0 <= vid < len(self.values)) or self.values[vid] is not v:
+            self.error(
+                op,
+                "DOMINANCE/005",
+                f"'{op.name}' {what} %{v.display_name} is not in this module's value table",
+            )
+            return
+        self.error(
+            op,
+            "DOMINANCE/003",
+            f"'{op.name}' {what} %{v.display_name} is already defined elsewhere "
+            "(a value has exactly one definition)",
+        )
+
+    def _check_use(self, op: Operation, v: Any, label: str) -> None:
+        if not isinstance(v, Value):
+            self.error(op, "DOMINANCE/005", f"'{op.name}' operand '{label}' is not a value: {v!r}")
+            return
+        vid = v.id
+        name = f"%{v.display_name}"
+        if not (0 <= vid < len(self.values)) or self.values[vid] is not v:
+            self.error(
+                op,
+                "DOMINANCE/005",
+                f"'{op.name}' operand '{label}' ({name}) is not in this module's value table",
+            )
+            return
+        s = self.stamp[vid]
+        if s >= 0 and self.active[s]:
+            return
+        if s >= 0 and s in self.hidden:
+            iso = self.hidden[s]
+            self.error(
+                op,
+                "DOMINANCE/002",
+                f"'{op.name}' operand '{label}' uses {name}, which is defined outside the "
+                f"isolated-from-above '{iso.name}'",
+                params={"value": name, "boundary": iso.name},
+            )
+            return
+        if s >= 0:
+            msg = f"uses {name}, which is defined in a region that does not enclose this use"
+        elif vid in self._defined_ids():
+            msg = f"uses {name} before its definition"
+        else:
+            msg = f"uses {name}, which no op or block of the module defines"
+        self.error(
+            op, "DOMINANCE/001", f"'{op.name}' operand '{label}' {msg}", params={"value": name}
+        )
+
+    def _defined_ids(self) -> set[int]:
+        if self._defined is None:
+            ids: set[int] = set()
+            for op in self.module.walk():
+                ids.update(getattr(r, "id", -1) for r in op.results)
+                for region in op.regions:
+                    for block in region.blocks:
+                        ids.update(getattr(a, "id", -1) for a in block.args)
+            self._defined = ids
+        return self._defined
+
+    # ------------------------------------------------------------------ slow path
+
+    def _unknown(self, op: Operation, tok: int) -> None:
+        self.error(op, "STRUCTURE/006", self.registry.unknown_message(op.name))
+        for i, v in enumerate(op.operands):
+            self._check_use(op, v, f"#{i}")
+        if op.regions:
+            self._regions(op, None, None, *self._cursor)
+        for r in op.results:
+            if isinstance(r, Value) and 0 <= r.id < len(self.stamp) and self.stamp[r.id] == -1:
+                self.stamp[r.id] = tok
+
+    def _slow(
+        self,
+        op: Operation,
+        plan: OpPlan,
+        layout: Layout | None,
+        parent_name: str,
+        top: bool,
+        is_last: bool,
+    ) -> None:
+        decl = plan.decl
+        if top and plan.symbol is None:
+            self.error(
+                op,
+                "STRUCTURE/001",
+                f"'{op.name}' is not allowed at top level; only symbol-defining ops "
+                "(targets, kernels, functions) are",
+            )
+        elif not top and plan.symbol is not None:
+            self.error(
+                op,
+                "STRUCTURE/029",
+                f"'{op.name}' defines a symbol and must be at top level (observed inside "
+                f"'{parent_name}')",
+            )
+        if layout is None:
+            try:
+                operand_groups(op, decl)
+            except ValueError as e:
+                self.error(op, "STRUCTURE/013", f"'{op.name}': {e}")
+            try:
+                result_groups(op, decl)
+            except ValueError as e:
+                self.error(op, "STRUCTURE/012", f"'{op.name}': {e}")
+            for i, v in enumerate(op.operands):
+                self._check_use(op, v, f"#{i}")
+        else:
+            labels = _labels(decl, layout)
+            for v, label in zip(op.operands, labels):
+                self._check_use(op, v, label)
+            try:
+                groups = {f: op.operands[a:b] for f, (a, b) in layout.slices.items()}
+                rgroups = {f: op.results[a:b] for f, (a, b) in layout.rslices.items()}
+                self._report(op, check_field_types(decl, groups, rgroups))
+            except AttributeError:
+                pass  # operands that are not values were reported above
+        self._check_attrs(op, decl)
+        self._check_placement(op, plan, parent_name)
+        if plan.is_terminator and not is_last:
+            self.error(
+                op, "STRUCTURE/017", f"terminator '{op.name}' must be the last op of its block"
+            )
+
+    def _report(self, op: Operation, violations: Iterable[Violation]) -> None:
+        for v in violations:
+            self.error(op, v.code, f"'{op.name}' {v.message}", params={"field": v.field})
+
+    def _check_attrs(self, op: Operation, decl: OpDef) -> None:
+        attrs = op.attributes
+        for a in decl.attrs:
+            value = attrs.get(a.name)
+            if value is None:
+                if not a.optional and a.kind != "unit":
+                    self.error(
+                        op,
+                        "STRUCTURE/010",
+                        f"'{op.name}' is missing required attribute '{a.name}'",
+                        params={"attribute": a.name},
+                    )
+                continue
+            problem = attr_problem(a, value)
+            if problem:
+                self.error(
+                    op, "STRUCTURE/014", f"'{op.name}' {problem}", params={"attribute": a.name}
+                )
+        for k in attrs:
+            if decl.attr(k) is None and k != SEGMENTS_ATTR:
+                self.error(
+                    op,
+                    "STRUCTURE/011",
+                    f"'{op.name}' has undeclared attribute '{k}'"
+                    + (
+                        f"; it declares {', '.join(a.name for a in decl.attrs)}"
+                        if decl.attrs
+                        else ""
+                    ),
+                    params={"attribute": k},
+                )
+        plan = plan_for(decl)
+        for t in plan.attr_rules:
+            if hasattr(t, "attrs"):
+                present = [a for a in t.attrs if a in attrs]
+                if present and len(present) != len(t.attrs):
+                    missing = [a for a in t.attrs if a not in attrs]
+                    self.error(
+                        op,
+                        "STRUCTURE/014",
+                        f"'{op.name}' attribute '{present[0]}' requires '{missing[0]}'",
+                    )
+            elif t.attr in attrs and t.requires not in attrs:
+                self.error(
+                    op, "STRUCTURE/014", f"'{op.name}' attribute '{t.attr}' requires '{t.requires}'"
+                )
+
+    def _check_placement(self, op: Operation, plan: OpPlan, parent_name: str) -> None:
+        if plan.has_parent is not None and parent_name not in plan.has_parent:
+            self.error(
+                op,
+                "STRUCTURE/029",
+                f"'{op.name}' violates direct parent placement for "
+                f"'{' or '.join(plan.has_parent)}' (observed '{parent_name}')",
+            )
+        for a in plan.has_ancestor:
+            if a not in self.scope_names:
+                self.error(
+                    op,
+                    "STRUCTURE/029",
+                    f"'{op.name}' violates required ancestor placement for '{a}' (observed "
+                    f"'{parent_name}')",
+                )
+        for a in plan.no_ancestor:
+            if a in self.all_names:
+                self.error(
+                    op,
+                    "STRUCTURE/029",
+                    f"'{op.name}' violates forbidden ancestor placement for '{a}'",
+                )
+
+    # ------------------------------------------------------------------ symbols
+
+    def _check_symbols(self) -> None:
+        seen: dict[str, Operation] = {}
+        module = self.module
+        top = {id(op) for op in module.ops}
+        for i, op in enumerate(module.ops):
+            decl = self.registry.get(op.name)
+            if decl is None or decl.symbol_trait is None:
+                continue
+            name = op.attributes.get(decl.symbol_trait.attr)
+            if not isinstance(name, str) or not name:
+                continue
+            path = f"module operation[{i}] {op.name}"
+            if name in seen:
+                self.error(
+                    op,
+                    "SYMBOL/001",
+                    f"symbol '@{name}' is defined more than once",
+                    path,
+                    notes=[DiagnosticRelatedLocation("first definition", op=seen[name])],
+                )
+                continue
+            seen[name] = op
+            if module.symbols.get(name) is not op:
+                self.error(
+                    op,
+                    "SYMBOL/004",
+                    f"symbol '@{name}' is missing from the module's symbol table",
+                    path,
+                )
+        for name, op in module.symbols.items():
+            if id(op) not in top:
+                self.error(
+                    None,
+                    "SYMBOL/005",
+                    f"the symbol table names '@{name}', but its op is not in the module body",
+                )
+
+    def _check_symbol_uses(self, op: Operation, plan: OpPlan) -> None:
+        for t in plan.symbol_uses:
+            name = op.attributes.get(t.attr)
+            if name is None:
+                continue
+            target = self.module.symbols.get(name) if isinstance(name, str) else None
+            if target is None:
+                self.error(
+                    op,
+                    "SYMBOL/002",
+                    f"'{op.name}' unresolved symbol reference '@{name}' in '{t.attr}'",
+                    params={"symbol": name},
+                )
+                continue
+            tdecl = self.registry.get(target.name)
+            kind = tdecl.symbol_trait.kind if tdecl and tdecl.symbol_trait else None
+            if kind not in t.kinds:
+                self.error(
+                    op,
+                    "SYMBOL/003",
+                    f"'{op.name}' attribute '{t.attr}' expected a {' or '.join(t.kinds)} symbol, "
+                    f"but '@{name}' is a '{target.name}'",
+                    params={"symbol": name},
+                )
+
+    # ------------------------------------------------------------------ regions
+
+    def _regions(
+        self,
+        op: Operation,
+        plan: OpPlan | None,
+        layout: Layout | None,
+        ri: int,
+        bi: int,
+        oi: int,
+    ) -> None:
+        decl = plan.decl if plan is not None else None
+        rdefs: list[Any] = list(decl.regions) if decl is not None else []
+        if plan is not None and not plan.n_req_regions <= len(op.regions) <= plan.n_max_regions:
+            nreq, nmax = plan.n_req_regions, plan.n_max_regions
+            self.error(
+                op,
+                "STRUCTURE/015",
+                f"'{op.name}' has {len(op.regions)} regions, expected "
+                f"{nreq if nreq == nmax else f'{nreq} to {nmax}'}",
+            )
+        isolated = plan is not None and plan.isolated
+        saved = (self.scope_names, self.all_names, self.tokens)
+        if isolated:
+            for t in self.tokens:
+                self.active[t] = 0
+                self.hidden[t] = op
+            self.tokens = []
+            self.scope_names = frozenset((op.name,))
+        else:
+            self.tokens = list(self.tokens)
+            self.scope_names = self.scope_names | {op.name}
+        self.all_names = self.all_names | {op.name}
+        self._trail.append((op, ri, bi, oi))
+        self.parents.append(op)
+        try:
+            for r_index, region in enumerate(op.regions):
+                rd = rdefs[r_index] if r_index < len(rdefs) else None
+                self._region(op, plan, layout, rd, r_index, region)
+        finally:
+            self.parents.pop()
+            self._trail.pop()
+            self.scope_names, self.all_names, self.tokens = saved
+            if isolated:
+                for t in self.tokens:
+                    self.active[t] = 1
+                    self.hidden.pop(t, None)
+
+    def _region(
+        self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
+        region: Region,
+    ) -> None:  # fmt: skip
+        label = f"'{rd.name}'" if rd is not None else str(r_index)
+        if not isinstance(region, Region):
+            self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} is not a Region")
+            return
+        if rd is not None:
+            if not region.blocks:
+                self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} has no blocks")
+                return
+            if rd.single_block and len(region.blocks) != 1:
+                self.error(
+                    op,
+                    "STRUCTURE/016",
+                    f"'{op.name}' region {label} must have exactly one block, has "
+                    f"{len(region.blocks)}",
+                )
+            if rd.arg_source == ArgSource.DERIVED and layout is not None:
+                expected = _derived_types(rd, op, layout)
+                got = [a.type for a in region.blocks[0].args]
+                if expected is not None and got != expected:
+                    self.error(
+                        op,
+                        "TYPE/013",
+                        f"'{op.name}' region {label} arguments ({', '.join(map(str, got))}) "
+                        f"must be ({', '.join(map(str, expected))})",
+                    )
+        pure = rd is not None and rd.side_effect_free
+        hits_before = len(self.impure_hits)
+        if pure:
+            self.pure_depth += 1
+        try:
+            for b_index, block in enumerate(region.blocks):
+                tok = len(self.active)
+                self.active.append(1)
+                self.tokens.append(tok)
+                self._define_args(op, block, tok)
+                self._walk_block(block, tok, op.name, r_index, b_index)
+                self.active[tok] = 0
+                self.tokens.pop()
+                if rd is not None:
+                    self._cursor = None
+                    self._check_terminator(op, plan, layout, rd, block)
+        finally:
+            if pure:
+                self.pure_depth -= 1
+        if pure and len(self.impure_hits) > hits_before:
+            self._report_impure(op, rd, self.impure_hits[hits_before:])
+            del self.impure_hits[hits_before:]
+
+    def _report_impure(self, op: Operation, rd: Any, hits: list[Operation]) -> None:
+        counts = {"read": 0, "write": 0, "convergent": 0, "observable": 0}
+        notes = []
+        bad = 0
+        for h in hits:
+            p = self.plan(h.name)
+            if p is None:
+                continue
+            kinds = []
+            if p.reads:
+                kinds.append("read")
+            if p.writes:
+                kinds.append("write")
+            if p.convergent is not None:
+                kinds.append("convergent")
+            if p.call is not None and not self._pure_call(h, p):
+                kinds.append("observable")
+            if not kinds:
+                continue
+            bad += 1
+            for k in kinds:
+                counts[k] += 1
+            notes.append(DiagnosticRelatedLocation(f"'{h.name}' is {'/'.join(kinds)}", op=h))
+        if not bad:
+            return
+        self.error(
+            op,
+            "STRUCTURE/052",
+            f"'{op.name}' region '{rd.name}' must be side-effect free, but it has "
+            f"{counts['read']} memory read(s), {counts['write']} memory write(s), "
+            f"{counts['convergent']} convergent op(s) and {counts['observable']} call(s) to "
+            "functions that are not pure",
+            params={
+                "op_name": op.name,
+                "region": rd.name,
+                **{f"{k}_count": v for k, v in counts.items()},
+            },
+            notes=notes,
+        )
+
+    def _pure_call(self, op: Operation, plan: OpPlan) -> bool:
+        callee = self.ctx.symbol(op.attributes.get(plan.call))
+        if callee is None:
+            return False
+        cdecl = self.registry.get(callee.name)
+        if cdecl is None:
+            return False
+        rules = cdecl.traits_of(PureWhen)
+        return bool(rules) and all(callee.attributes.get(r.attr) == r.value for r in rules)
+
+    def _check_terminator(
+        self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, block: Block
+    ) -> None:
+        if rd.terminator is None:
+            return
+        last = block.ops[-1] if block.ops else None
+        if last is None or last.name != rd.terminator:
+            found = last.name if last is not None else "nothing"
+            self.error(
+                last if last is not None else op,
+                "STRUCTURE/018",
+                f"block in '{op.name}' region '{rd.name}' must terminate with "
+                f"'{rd.terminator}' but found '{found}'",
+            )
+            return
+        if rd.yields is None or plan is None:
+            return
+        tplan = self.plan(last.name)
+        term = tplan.decl.trait(Terminator) if tplan else None
+        if term is None or term.values is None:
+            return
+        tlayout = tplan.layout_of(last)
+        if tlayout is None:
+            return
+        a, b = tlayout.slices[term.values]
+        passed = last.operands[a:b]
+        if layout is not None and rd.yields in layout.rslices:
+            a, b = layout.rslices[rd.yields]
+            want = [v.type for v in op.results[a:b]]
+        elif layout is not None and rd.yields in layout.slices:
+            a, b = layout.slices[rd.yields]
+            want = [v.type for v in op.operands[a:b]]
+        else:
+            want = list(op.attributes.get(rd.yields, ()))
+        got = [getattr(v, "type", None) for v in passed]
+        if len(got) != len(want):
+            self.error(
+                last,
+                "STRUCTURE/007",
+                f"'{last.name}' passes {len(got)} values but '{op.name}' region '{rd.name}' "
+                f"expects {len(want)}",
+            )
+        elif got != want:
+            i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)
+            self.error(
+                last,
+                "TYPE/009",
+                f"'{last.name}' value {i} has type {got[i]}, expected {want[i]} "
+                f"('{op.name}' {rd.yields}[{i}])",
+            )
+
+
+def _labels(decl: OpDef, layout: Layout) -> list[str]:
+    labels: list[str] = []
+    for o in decl.operands:
+        a, b = layout.slices[o.name]
+        for i in range(a, b):
+            labels.append(o.name if not o.variadic else f"{o.name}[{i - a}]")
+    return labels
+
+
+def _derived_types(rd: Any, op: Operation, layout: Layout) -> list[Any] | None:
+    out: list[Any] = []
+    for src in rd.derived_from:
+        name = src.lstrip("~")
+        if name in layout.slices:
+            a, b = layout.slices[name]
+            vals = op.operands[a:b]
+        elif name in layout.rslices:
+            a, b = layout.rslices[name]
+            vals = op.results[a:b]
+        else:
+            return None
+        types = [getattr(v, "type", None) for v in vals]
+        out.extend(types[:1] if src.startswith("~") else types)
+    return out

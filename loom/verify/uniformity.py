@@ -1,0 +1,221 @@
+"""Conservative uniformity analysis: convergent ops (barriers) must sit under uniform control.
+
+Values are ``uniform`` (0), ``subgroup``-uniform (1) or ``lane``-varying (2). Ops with a
+:class:`~loom.dsl.Uniformity` trait produce results of that level (workitem ids are ``lane``,
+workgroup ids ``uniform``); every other op is as varying as its most varying operand. Region
+arguments and results of region ops join their sources, what the regions yield and the op's
+control values; loops are iterated to a fixed point. Region arguments of ops that derive no
+argument types (kernel launch arguments, config arguments) are uniform.
+
+A convergent op whose scope attribute asks for uniformity at some scope is reported
+(STRUCTURE/038) when an enclosing op with a :class:`~loom.dsl.ControlFlow` trait decides on a
+value more varying than that scope allows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from loom.dsl import ArgSource, Terminator
+from loom.ir import Operation, Value
+
+if TYPE_CHECKING:
+    from loom.verify.core import ModuleVerifier
+
+LEVELS = {"uniform": 0, "subgroup": 1, "lane": 2}
+_SCOPE_TOLERANCE = {"thread": 2, "subgroup": 1}
+"""How varying control may be under a convergent op of this scope (others: uniform only)."""
+
+
+class UniformityInfo:
+    """Levels of the values under one isolated root op, and their defining ops."""
+
+    def __init__(self, verifier: ModuleVerifier, root: Operation) -> None:
+        self.v = verifier
+        self.level: dict[int, int] = {}
+        self.def_op: dict[int, Operation] = {}
+        for _ in range(8):  # levels only grow and have height 2: this converges quickly
+            self.changed = False
+            self._op(root, 0)
+            if not self.changed:
+                break
+
+    def of(self, v: Any) -> int:
+        """The level of value ``v``."""
+        return self.level.get(getattr(v, "id", -1), 0)
+
+    def _raise(self, v: Any, lvl: int, op: Operation) -> None:
+        vid = getattr(v, "id", None)
+        if vid is None:
+            return
+        self.def_op.setdefault(vid, op)
+        if lvl > self.level.get(vid, 0):
+            self.level[vid] = lvl
+            self.changed = True
+
+    def control_values(self, op: Operation) -> list[Value]:
+        """The values that decide whether/how often ``op``'s regions run."""
+        plan = self.v.plan(op.name)
+        if plan is None or plan.control is None:
+            return []
+        ctl = plan.control
+        out: list[Value] = []
+        layout = plan.layout_of(op)
+        if layout is not None:
+            for f in ctl.operands:
+                a, b = layout.slices.get(f, (0, 0))
+                out.extend(op.operands[a:b])
+        if ctl.terminator_operand:
+            for region in op.regions:
+                for block in region.blocks:
+                    if not block.ops:
+                        continue
+                    last = block.ops[-1]
+                    tplan = self.v.plan(last.name)
+                    tl = tplan.layout_of(last) if tplan else None
+                    if tl is not None and ctl.terminator_operand in tl.slices:
+                        a, b = tl.slices[ctl.terminator_operand]
+                        out.extend(last.operands[a:b])
+        return out
+
+    def _carry(self, op: Operation) -> list[int]:
+        carry: list[int] = []
+        for region in op.regions:
+            for block in region.blocks:
+                if not block.ops:
+                    continue
+                last = block.ops[-1]
+                tplan = self.v.plan(last.name)
+                term = tplan.decl.trait(Terminator) if tplan else None
+                if term is None or term.values is None:
+                    continue
+                tl = tplan.layout_of(last)
+                if tl is None:
+                    continue
+                a, b = tl.slices[term.values]
+                for j, val in enumerate(last.operands[a:b]):
+                    if j >= len(carry):
+                        carry.append(0)
+                    carry[j] = max(carry[j], self.of(val))
+        return carry
+
+    def _op(self, op: Operation, ctl_level: int) -> None:
+        plan = self.v.plan(op.name)
+        if plan is None:
+            lvl = 2
+        elif plan.uniformity is not None:
+            lvl = LEVELS.get(plan.uniformity, 2)
+        else:
+            lvl = max((self.of(x) for x in op.operands), default=0)
+        if op.regions:
+            control = max((self.of(x) for x in self.control_values(op)), default=0)
+            carry = self._carry(op)
+            rdefs = plan.decl.regions if plan is not None else ()
+            layout = plan.layout_of(op) if plan is not None else None
+            for ri, region in enumerate(op.regions):
+                rd = rdefs[ri] if ri < len(rdefs) else None
+                derived = rd is not None and rd.arg_source == ArgSource.DERIVED
+                sources = _derived_sources(rd, op, layout) if derived else None
+                tilde = sum(1 for s in rd.derived_from if s.startswith("~")) if derived else 0
+                for block in region.blocks:
+                    for i, arg in enumerate(block.args):
+                        if sources is None:
+                            a_lvl = 0 if rd is not None else 2
+                        else:
+                            a_lvl = max(self.of(sources[i]) if i < len(sources) else 2, control)
+                            j = i - tilde
+                            if 0 <= j < len(carry):
+                                a_lvl = max(a_lvl, carry[j])
+                        self._raise(arg, a_lvl, op)
+                    for inner in block.ops:
+                        self._op(inner, max(ctl_level, control))
+            for j, r in enumerate(op.results):
+                self._raise(r, max(lvl, control, carry[j] if j < len(carry) else 0), op)
+        else:
+            for r in op.results:
+                self._raise(r, lvl, op)
+
+
+def _derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
+    if layout is None:
+        return None
+    out: list[Any] = []
+    for src in rd.derived_from:
+        name = src.lstrip("~")
+        if name in layout.slices:
+            a, b = layout.slices[name]
+            vals = op.operands[a:b]
+        elif name in layout.rslices:
+            a, b = layout.rslices[name]
+            vals = op.results[a:b]
+        else:
+            return None
+        out.extend(vals[:1] if src.startswith("~") else vals)
+    return out
+
+
+_DISTRIBUTION = {1: "subgroup", 2: "lane_varying"}
+
+
+def check_convergent(
+    verifier: ModuleVerifier, found: list[tuple[Operation, tuple[Operation, ...]]]
+) -> None:
+    """Report convergent ops under control that varies more than their scope allows."""
+    infos: dict[int, UniformityInfo] = {}
+    for op, parents in found:
+        if not parents:
+            continue
+        plan = verifier.plan(op.name)
+        conv = plan.convergent if plan is not None else None
+        if conv is None or conv.scope_attr is None:
+            continue
+        scope = op.attributes.get(conv.scope_attr)
+        tolerance = _SCOPE_TOLERANCE.get(scope, 0)
+        root = _root(verifier, parents)
+        info = infos.get(id(root))
+        if info is None:
+            info = infos[id(root)] = UniformityInfo(verifier, root)
+        for anc in reversed(parents):
+            if anc is root:
+                break
+            bad = [v for v in info.control_values(anc) if info.of(v) > tolerance]
+            if not bad:
+                continue
+            value = bad[0]
+            lvl = info.of(value)
+            src = info.def_op.get(value.id)
+            dist = _DISTRIBUTION.get(lvl, "unknown")
+            if lvl == 2 and getattr(value.type, "spelling", "") == "i1":
+                dist = "lane_predicate"
+            aplan = verifier.plan(anc.name)
+            kind = aplan.control.kind if aplan and aplan.control else "region_selector"
+            name = f"%{value.display_name}"
+            src_name = src.name if src is not None else "block argument"
+            params = {
+                "op_name": op.name,
+                "required_uniform_scope": scope,
+                "control_kind": kind,
+                "control_value": name,
+                "control_op_name": src_name,
+                "control_distribution": dist,
+            }
+            verifier._cursor = None
+            verifier.error(
+                op,
+                "STRUCTURE/038",
+                f"'{op.name}' needs control that is uniform across the {scope}, but it is "
+                f"under the {kind} {name} of '{anc.name}', which is {dist} "
+                f"(derived from '{src_name}') {{"
+                + ", ".join(f'{k}="{v}"' for k, v in params.items())
+                + "}",
+                params=params,
+            )
+            break
+
+
+def _root(verifier: ModuleVerifier, parents: tuple[Operation, ...]) -> Operation:
+    for p in reversed(parents):
+        plan = verifier.plan(p.name)
+        if plan is not None and plan.isolated:
+            return p
+    return parents[0]
