@@ -506,13 +506,13 @@ class GridContext(BaseContext):
             buf.shadow = san.Shadow(data.size, initialised=False)
         return buf
 
-    def _physical(self, buf: Buf, addr: Any) -> Any:
-        """Absolute byte positions for lanes (workgroup/private scratch is per owner)."""
+    def _physical(self, buf: Buf, addr: Any, lanes: np.ndarray) -> Any:
+        """Absolute byte positions for ``lanes`` (workgroup/private scratch is per owner)."""
         if buf.space == "global" or not buf.group_bytes:
             return addr
         if buf.space == "workgroup":
-            return addr + self.lane_group() * buf.group_bytes
-        return addr + np.arange(self.n, dtype=np.int64) * buf.group_bytes
+            return addr + (lanes // self.wg) * buf.group_bytes
+        return addr + lanes * buf.group_bytes
 
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         """Read one element per active lane."""
@@ -532,7 +532,7 @@ class GridContext(BaseContext):
                 out[lo:hi] = vals
                 return out
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
-        pos = self._physical(buf, a) if np.ndim(a) or buf.space != "global" else a
+        pos = self._physical(buf, a, lanes) if buf.space != "global" else a
         if np.ndim(pos) == 0 and np.ndim(addr) == 0:
             p = int(pos)
             val = buf.data[p : p + size].view(dtype)[0]
@@ -570,7 +570,7 @@ class GridContext(BaseContext):
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
         if not lanes.size:
             return
-        pos = np.broadcast_to(self._physical(buf, a), lanes.shape)
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
         vals = values[lanes] if np.ndim(values) else np.full(lanes.size, values, dtype)
         vals = np.ascontiguousarray(vals, dtype=dtype)
         raw = vals.view(np.uint8).reshape(-1, size)
