@@ -1,0 +1,893 @@
+"""Read Loom bytecode back into a :class:`~loom.ir.Module`, refusing malformed input.
+
+Every problem is a :class:`~loom.errors.BytecodeError` naming the byte offset and what was
+expected. Counts are checked against the bytes left before anything is allocated, nesting is
+bounded, and every table index is range-checked. Sections of varints are decoded in one
+vectorized pass; ops are then rebuilt from a flat list of ints with per-op-name plans.
+"""
+
+from __future__ import annotations
+
+import gc
+import struct
+from collections.abc import Iterable
+from itertools import repeat
+from typing import Any
+
+from loom.dsl import OpDef
+from loom.errors import BytecodeError
+from loom.format.bytecode import layout as L
+from loom.format.bytecode.encoding import (
+    E_ATTR_KIND,
+    E_COUNT,
+    E_INDEX,
+    E_MAGIC,
+    E_SECTION,
+    E_SEMANTIC,
+    E_STRUCTURE,
+    E_TRAILING,
+    E_TRUNCATED,
+    E_UNKNOWN_OP,
+    E_VERSION,
+    ByteReader,
+    bytecode_error,
+    decode_varint_stream,
+)
+from loom.ir import (
+    BUFFER_TYPE,
+    PREDICATE_ARITY,
+    Block,
+    DynamicDim,
+    FileLocation,
+    FloatLiteral,
+    FunctionType,
+    FusedLocation,
+    Module,
+    OpaqueLocation,
+    Operation,
+    Predicate,
+    Region,
+    ShapedType,
+    StaticDim,
+    TaggedLocation,
+    Type,
+    TypeKind,
+    Value,
+)
+from loom.ir.operations import freeze_attributes
+from loom.registry import OpRegistry, as_registry
+
+_F64 = struct.Struct("<d")
+_I64_SIGN = 2**63
+
+
+class _Stream:
+    """The ints of one varint section with a cursor; errors map back to byte offsets."""
+
+    __slots__ = ("s", "start", "starts", "name", "end")
+
+    def __init__(self, data: bytes, start: int, end: int, name: str) -> None:
+        self.s, self.starts = decode_varint_stream(data, start, end, f"the {name} section")
+        self.start = start
+        self.end = end
+        self.name = name
+
+    def offset(self, k: int) -> int:
+        """Byte offset of int ``k`` of the section."""
+        if k >= len(self.s):
+            return self.end
+        return self.start + (int(self.starts[k]) if self.starts is not None else k)
+
+    def error(self, code: int, k: int, message: str) -> BytecodeError:
+        """An error about int ``k`` of this section."""
+        return bytecode_error(code, self.offset(k), f"{message} (in the {self.name} section)")
+
+    def count(self, k: int, what: str, per_item: int = 1) -> int:
+        """Int ``k`` read as a count of items of at least ``per_item`` ints each (checked)."""
+        n = self.s[k]
+        if n * per_item > len(self.s) - k - 1:
+            raise self.error(
+                E_COUNT, k, f"{what} {n} exceeds the {len(self.s) - k - 1} entries left"
+            )
+        return n
+
+    def index(self, k: int, limit: int, what: str) -> int:
+        """Int ``k`` read as an index below ``limit``."""
+        n = self.s[k]
+        if n >= limit:
+            raise self.error(E_INDEX, k, f"{what} {n} is out of range (table has {limit})")
+        return n
+
+    def truncated(self) -> BytecodeError:
+        """The section ended while more was expected."""
+        return bytecode_error(
+            E_TRUNCATED, self.end, f"expected more data, found the end of the {self.name} section"
+        )
+
+
+class _Reader:
+    """One decoding of one bytecode file."""
+
+    def __init__(self, data: bytes, registry: OpRegistry) -> None:
+        self.data = data
+        self.registry = registry
+        self.module = Module()
+        self.strings: list[str] = []
+        self.values: list[Value] = []
+        self.types: list[Type] = []
+        self.nloc = 1
+        self.nxt = 0
+        self.defined = bytearray()
+        self.attr_ok: set[tuple[int, int, int]] = set()
+        self.attr_dicts: list[Any] = []
+
+    # ------------------------------------------------------------------ framing
+
+    def run(self) -> Module:
+        """Decode the whole file."""
+        data = self.data
+        if data[:4] != L.MAGIC[: len(data)] or len(data) < 4:
+            if len(data) < 4 and data == L.MAGIC[: len(data)]:
+                raise bytecode_error(
+                    E_TRUNCATED, len(data), "expected the magic 'LOOM', found the end of the data"
+                )
+            raise bytecode_error(
+                E_MAGIC,
+                0,
+                f"expected the magic 'LOOM', found {data[:4]!r} (not a Loom bytecode file)",
+            )
+        if len(data) < L.HEADER_SIZE:
+            raise bytecode_error(
+                E_TRUNCATED, len(data), "expected the 8-byte file header, found the end of the data"
+            )
+        if data[4] != L.FORMAT_VERSION:
+            raise bytecode_error(
+                E_VERSION,
+                4,
+                f"unsupported format version {data[4]} (this "
+                f"reader reads version {L.FORMAT_VERSION} only)",
+            )
+        mode = data[5]
+        if mode not in L.LOCATION_MODES:
+            raise bytecode_error(E_SECTION, 5, f"expected location mode 0 or 1, found {mode}")
+        if data[6] or data[7]:
+            raise bytecode_error(E_SECTION, 6, "expected zero reserved header bytes")
+        sections = self.directory(mode)
+        self.strings = self.string_table(*sections[L.SEC_STRINGS], "STRINGS")
+        self.module.sources = self.string_table(*sections[L.SEC_SOURCES], "SOURCES")
+        if L.SEC_LOCATIONS in sections:
+            self.locations(*sections[L.SEC_LOCATIONS])
+        plans = self.opnames(*sections[L.SEC_OPNAMES])
+        values = self.stream(sections[L.SEC_VALUES], "VALUES")
+        self.value_placeholders(values)
+        self.type_table(self.stream(sections[L.SEC_TYPES], "TYPES"))
+        self.value_types(values)
+        self.attr_table(self.stream(sections[L.SEC_ATTRS], "ATTRS"))
+        ir = self.stream(sections[L.SEC_IR], "IR")
+        self.plans = plans
+        self.ir = ir
+        try:
+            k = self.block(self.module.body, 0, 0)
+        except IndexError:
+            raise ir.truncated() from None
+        if self.module.body.label is not None or self.module.body.args:
+            raise ir.error(E_STRUCTURE, 0, "the module body cannot have a label or arguments")
+        if k != len(ir.s):
+            raise ir.error(E_TRAILING, k, "expected the end of the section")
+        self.meta(self.stream(sections[L.SEC_MODULE], "MODULE"))
+        self.module.values = self.values
+        return self.module
+
+    def directory(self, mode: int) -> dict[int, tuple[int, int]]:
+        """The section directory: kinds strictly increasing, payloads exactly filling the file."""
+        r = ByteReader(self.data, L.HEADER_SIZE, what="the section directory")
+        n = r.count("section count", 2)
+        entries = []
+        prev = 0
+        for _ in range(n):
+            at = r.pos
+            kind = r.varint("a section kind")
+            if kind not in L.SECTION_NAMES:
+                raise bytecode_error(
+                    E_SECTION,
+                    at,
+                    f"unknown section kind {kind} (expected 1..{len(L.SECTION_NAMES)})",
+                )
+            if kind <= prev:
+                raise bytecode_error(
+                    E_SECTION,
+                    at,
+                    f"section {L.SECTION_NAMES[kind]} is out of "
+                    "order or repeated (kinds must increase)",
+                )
+            prev = kind
+            entries.append((kind, r.varint(f"the length of section {L.SECTION_NAMES[kind]}")))
+        pos = r.pos
+        out: dict[int, tuple[int, int]] = {}
+        for kind, length in entries:
+            if length > len(self.data) - pos:
+                raise bytecode_error(
+                    E_TRUNCATED,
+                    len(self.data),
+                    f"section "
+                    f"{L.SECTION_NAMES[kind]} at byte {pos} needs {length} "
+                    f"bytes, only {len(self.data) - pos} left",
+                )
+            out[kind] = (pos, pos + length)
+            pos += length
+        if pos != len(self.data):
+            raise bytecode_error(
+                E_TRAILING,
+                pos,
+                f"expected the end of the file, found {len(self.data) - pos} trailing bytes",
+            )
+        required = set(L.SECTION_NAMES)
+        if mode == L.LOCATION_MODE_NONE:
+            required.discard(L.SEC_LOCATIONS)
+            if L.SEC_LOCATIONS in out:
+                raise bytecode_error(
+                    E_SECTION,
+                    out[L.SEC_LOCATIONS][0],
+                    "a file without locations (mode 1) cannot have a LOCATIONS section",
+                )
+        missing = sorted(required - set(out))
+        if missing:
+            raise bytecode_error(
+                E_SECTION,
+                pos,
+                "missing section(s) " + ", ".join(L.SECTION_NAMES[k] for k in missing),
+            )
+        return out
+
+    def stream(self, span: tuple[int, int], name: str) -> _Stream:
+        """A varint section."""
+        return _Stream(self.data, span[0], span[1], name)
+
+    def string_table(self, start: int, end: int, name: str) -> list[str]:
+        """A count, then length-prefixed UTF-8 strings."""
+        r = ByteReader(self.data, start, end, f"the {name} section")
+        n = r.count("string count")
+        out = [r.text(f"string {i}") for i in range(n)]
+        r.expect_end()
+        return out
+
+    # ------------------------------------------------------------------ tables
+
+    def locations(self, start: int, end: int) -> None:
+        """The location table (entry 0, unknown, is implicit)."""
+        r = ByteReader(self.data, start, end, "the LOCATIONS section")
+        n = r.count("location count")
+        module = self.module
+        nsrc = len(module.sources)
+        table: list[Any] = [None]
+        for i in range(1, n + 1):
+            at = r.pos
+            kind = r.u8("a location kind")
+            if kind == L.LOC_FILE:
+                flags = r.varint("location flags")
+                src = self.loc_source(r, nsrc)
+                loc: Any = FileLocation(
+                    src,
+                    r.varint("start line"),
+                    r.varint("start column"),
+                    r.varint("end line"),
+                    r.varint("end column"),
+                    flags,
+                )
+            elif kind == L.LOC_FUSED:
+                m = r.count("fused location child count")
+                loc = FusedLocation(tuple(self.loc_child(r, i) for _ in range(m)))
+            elif kind == L.LOC_OPAQUE:
+                src = self.loc_source(r, nsrc)
+                loc = OpaqueLocation(src, r.blob("opaque location data"))
+            elif kind == L.LOC_TAGGED:
+                tag = r.varint("location tag")
+                loc = TaggedLocation(tag, self.loc_child(r, i), r.blob("tagged location data"))
+            else:
+                raise bytecode_error(
+                    E_ATTR_KIND,
+                    at,
+                    f"unknown location kind {kind} (expected "
+                    "1 file, 2 fused, 3 opaque or 4 tagged)",
+                )
+            table.append(loc)
+        r.expect_end()
+        module.locations = table
+        module._location_ids = {}
+        for i, loc in enumerate(table[1:], start=1):
+            module._location_ids.setdefault(loc, i)
+        self.nloc = len(table)
+
+    @staticmethod
+    def loc_source(r: ByteReader, nsrc: int) -> int:
+        at = r.pos
+        src = r.varint("a source index")
+        if src >= nsrc:
+            raise bytecode_error(
+                E_INDEX, at, f"source index {src} is out of range (the SOURCES table has {nsrc})"
+            )
+        return src
+
+    @staticmethod
+    def loc_child(r: ByteReader, own: int) -> int:
+        at = r.pos
+        c = r.varint("a child location id")
+        if c >= own:
+            raise bytecode_error(
+                E_INDEX,
+                at,
+                f"child location {c} of location {own} must refer to an earlier location",
+            )
+        return c
+
+    def opnames(self, start: int, end: int) -> list[tuple[Any, ...]]:
+        """The op-name table: name, fixed operand and result counts; every name declared."""
+        st = _Stream(self.data, start, end, "OPNAMES")
+        s = st.s
+        try:
+            n = st.count(0, "op name count", 3)
+            out: list[tuple[Any, ...]] = []
+            unknown: list[str] = []
+            first_unknown = None
+            seen: set[str] = set()
+            k = 1
+            for _ in range(n):
+                name = self.strings[st.index(k, len(self.strings), "op name string")]
+                if name in seen:
+                    raise st.error(E_SEMANTIC, k, f"op name '{name}' appears twice")
+                seen.add(name)
+                decl = self.registry.get(name)
+                if decl is None:
+                    unknown.append(name)
+                    first_unknown = k if first_unknown is None else first_unknown
+                elif (s[k + 1], s[k + 2]) != L.op_plan(decl):
+                    raise st.error(
+                        E_SEMANTIC,
+                        k,
+                        f"op '{name}' was written with a declaration "
+                        "whose operand/result counts differ from this one",
+                    )
+                out.append(
+                    (name, decl, s[k + 1] - 1, s[k + 2] - 1, len(decl.regions) if decl else 0)
+                )
+                k += 3
+        except IndexError:
+            raise st.truncated() from None
+        if unknown:
+            raise st.error(
+                E_UNKNOWN_OP,
+                first_unknown,
+                "unknown op name(s) "
+                + ", ".join(f"'{u}'" for u in unknown)
+                + " (not in the declaration set)",
+            )
+        if k != len(s):
+            raise st.error(E_TRAILING, k, "expected the end of the section")
+        return out
+
+    def value_placeholders(self, st: _Stream) -> None:
+        """Create the value table (types are filled in once the type table exists)."""
+        try:
+            n = st.count(0, "value count", 2)
+        except IndexError:
+            raise st.truncated() from None
+        if 1 + 2 * n != len(st.s):
+            raise st.error(E_TRAILING, 1 + 2 * n, "expected the end of the section")
+        self.values = list(map(Value, range(n), repeat(BUFFER_TYPE, n)))
+        self.defined = bytearray(n)
+
+    def value_types(self, st: _Stream) -> None:
+        """Types and names of the values."""
+        s, strings, types = st.s, self.strings, self.types
+        type_ids = s[1::2]
+        name_ids = s[2::2]
+        if type_ids and max(type_ids) >= len(types):
+            i = next(i for i, t in enumerate(type_ids) if t >= len(types))
+            raise st.error(
+                E_INDEX,
+                1 + 2 * i,
+                f"type index {type_ids[i]} of value {i} is out of range (table has {len(types)})",
+            )
+        if name_ids and max(name_ids) > len(strings):
+            i = next(i for i, t in enumerate(name_ids) if t > len(strings))
+            raise st.error(
+                E_INDEX,
+                2 + 2 * i,
+                f"name string {name_ids[i] - 1} of value {i} is "
+                f"out of range (table has {len(strings)})",
+            )
+        names = [None, *strings]
+        for v, t, name in zip(self.values, type_ids, name_ids):
+            v.type = types[t]
+            if name:
+                v.name = names[name]
+
+    def type_table(self, st: _Stream) -> None:
+        """Types; function types refer to earlier entries, dims and layouts to values."""
+        try:
+            n = st.count(0, "type count")
+            k = 1
+            for i in range(n):
+                t, k = self.one_type(st, k, i)
+                self.types.append(t)
+        except IndexError:
+            raise st.truncated() from None
+        if k != len(st.s):
+            raise st.error(E_TRAILING, k, "expected the end of the section")
+
+    def one_type(self, st: _Stream, k: int, i: int) -> tuple[Type, int]:
+        """Type entry ``i`` starting at int ``k``."""
+        s = st.s
+        kind = s[k]
+        if kind == L.TYPE_SCALAR:
+            return self.scalar(st, k + 1), k + 2
+        if kind == L.TYPE_BUFFER:
+            return BUFFER_TYPE, k + 1
+        if kind in (L.TYPE_VIEW, L.TYPE_VECTOR):
+            elem = self.scalar(st, k + 1)
+            rank = st.count(k + 2, "rank", 2)
+            k += 3
+            dims: list[Any] = []
+            for _ in range(rank):
+                tag = s[k]
+                if tag == L.DIM_STATIC:
+                    dims.append(StaticDim(s[k + 1]))
+                    k += 2
+                elif tag == L.DIM_UNBOUND:
+                    dims.append(DynamicDim())
+                    k += 1
+                elif tag == L.DIM_BOUND:
+                    dims.append(
+                        DynamicDim(
+                            self.values[st.index(k + 1, len(self.values), "dimension value")]
+                        )
+                    )
+                    k += 2
+                else:
+                    raise st.error(
+                        E_STRUCTURE,
+                        k,
+                        f"unknown dimension tag {tag} (expected 0 static, 1 unbound or 2 bound)",
+                    )
+            tag = s[k]
+            layout: Any = None
+            if tag == L.LAYOUT_NAMED:
+                layout = self.strings[st.index(k + 1, len(self.strings), "layout string")]
+                k += 2
+            elif tag == L.LAYOUT_VALUE:
+                layout = self.values[st.index(k + 1, len(self.values), "layout value")]
+                k += 2
+            elif tag == L.LAYOUT_NONE:
+                k += 1
+            else:
+                raise st.error(E_STRUCTURE, k, f"unknown layout tag {tag} (expected 0, 1 or 2)")
+            try:
+                t = ShapedType(
+                    TypeKind.VIEW if kind == L.TYPE_VIEW else TypeKind.VECTOR, elem, dims, layout
+                )
+            except (ValueError, TypeError) as e:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+            return t, k
+        if kind == L.TYPE_FUNCTION:
+            n = st.count(k + 1, "function input count")
+            ins = tuple(self.types[st.index(k + 2 + j, i, "function input type")] for j in range(n))
+            k += 2 + n
+            n = st.count(k, "function result count")
+            outs = tuple(
+                self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
+            )
+            return FunctionType(ins, outs), k + 1 + n
+        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..4)")
+
+    @staticmethod
+    def scalar(st: _Stream, k: int) -> Any:
+        o = st.s[k]
+        t = L.SCALAR_BY_ORDINAL[o] if o < len(L.SCALAR_BY_ORDINAL) else None
+        if t is None:
+            raise st.error(E_STRUCTURE, k, f"unsupported scalar type ordinal {o}")
+        return t
+
+    def meta(self, st: _Stream) -> None:
+        """Module name, file header comments and the symbol table."""
+        s, strings, ns = st.s, self.strings, len(self.strings)
+        module = self.module
+        try:
+            module.name = strings[st.index(0, ns, "module name string")]
+            n = st.count(1, "header comment count")
+            module.file_header = tuple(
+                strings[st.index(2 + j, ns, "comment string")] for j in range(n)
+            )
+            k = 2 + n
+            n = st.count(k, "symbol count", 2)
+            k += 1
+            top = module.body.ops
+            used: set[int] = set()
+            for _ in range(n):
+                name = strings[st.index(k, ns, "symbol name string")]
+                i = st.index(k + 1, len(top), "symbol op index")
+                if name in module.symbols or i in used:
+                    raise st.error(E_SEMANTIC, k, f"symbol '@{name}' or its op is listed twice")
+                used.add(i)
+                module.symbols[name] = top[i]
+                k += 2
+        except IndexError:
+            raise st.truncated() from None
+        if k != len(s):
+            raise st.error(E_TRAILING, k, "expected the end of the section")
+
+    # ------------------------------------------------------------------ IR
+
+    def block(self, block: Block, k: int, depth: int) -> int:  # noqa: C901
+        """Decode one block starting at int ``k``; returns the next position."""
+        st = self.ir
+        s = st.s
+        strings, ns = self.strings, len(self.strings)
+        V = self.values  # noqa: N806
+        nv = len(V)
+        defined = self.defined
+        flags = s[k]
+        if flags & ~L.BLK_ALL:
+            raise st.error(E_STRUCTURE, k, f"unknown block flags {flags}")
+        k += 1
+        if flags & L.BLK_LABEL:
+            block.label = strings[st.index(k, ns, "block label string")]
+            k += 1
+        if flags & L.BLK_BLANK:
+            block.leading_blank_line = True
+        if flags & L.BLK_COMMENTS:
+            n = st.count(k, "comment count")
+            block.comments = tuple(
+                strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
+            )
+            k += 1 + n
+        n = st.count(k, "block argument count")
+        k += 1
+        nxt = self.nxt
+        args = []
+        for _ in range(n):
+            if flags & L.BLK_ARG_IDS:
+                z = s[k]
+                vid = nxt + ((z >> 1) ^ -(z & 1))
+                k += 1
+            else:
+                vid = nxt
+            if not 0 <= vid < nv or defined[vid]:
+                raise st.error(
+                    E_SEMANTIC,
+                    k - 1,
+                    f"block argument value {vid} is out of range or defined twice",
+                )
+            defined[vid] = 1
+            args.append(V[vid])
+            nxt = vid + 1
+        block.args = tuple(args)
+        nops = st.count(k, "op count")
+        k += 1
+        plans = self.plans
+        nplans = len(plans)
+        append = block.ops.append
+        attr_ok = self.attr_ok
+        attr_dicts = self.attr_dicts
+        nattrs = len(attr_dicts)
+        nloc = self.nloc
+        size = len(s)
+        for _ in range(nops):
+            head = s[k]
+            k += 1
+            p = head >> 3
+            if p >= nplans:
+                raise st.error(
+                    E_INDEX, k - 1, f"op name index {p} is out of range (table has {nplans})"
+                )
+            name, decl, no, nr, max_regions = plans[p]
+            ext = 0
+            if head & 4:
+                ext = s[k]
+                if not ext or ext & ~L.OPX_ALL:
+                    raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
+                k += 1
+                if ext & 4:
+                    no = nr = -1
+            loc = 0
+            if head & 2:
+                loc = s[k]
+                if not 0 < loc < nloc:
+                    raise st.error(
+                        E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
+                    )
+                k += 1
+            comments: tuple[str, ...] = ()
+            if ext & 1:
+                n = st.count(k, "comment count")
+                comments = tuple(
+                    strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
+                )
+                k += 1 + n
+            if no < 0:
+                no = s[k]
+                if no > size - k:
+                    raise st.error(E_COUNT, k, f"operand count {no} exceeds the entries left")
+                k += 1
+            if nr < 0:
+                nr = s[k]
+                if nr > size - k:
+                    raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
+                k += 1
+            base = nxt - 1
+            if no == 1:
+                z = s[k]
+                a = base - ((z >> 1) ^ -(z & 1))
+                if not 0 <= a < nv:
+                    raise st.error(
+                        E_INDEX, k, f"operand value {a} is out of range (table has {nv})"
+                    )
+                operands: tuple[Value, ...] = (V[a],)
+                k += 1
+            elif no == 2:
+                z = s[k]
+                a = base - ((z >> 1) ^ -(z & 1))
+                z = s[k + 1]
+                b = base - ((z >> 1) ^ -(z & 1))
+                if not (0 <= a < nv and 0 <= b < nv):
+                    raise st.error(
+                        E_INDEX, k, f"operand value {a} or {b} is out of range (table has {nv})"
+                    )
+                operands = (V[a], V[b])
+                k += 2
+            elif no:
+                ids = [base - ((z >> 1) ^ -(z & 1)) for z in s[k : k + no]]
+                if len(ids) != no:
+                    raise IndexError
+                if min(ids) < 0 or max(ids) >= nv:
+                    raise st.error(
+                        E_INDEX, k, f"operand values {ids} are out of range (table has {nv})"
+                    )
+                operands = tuple([V[a] for a in ids])
+                k += no
+            else:
+                operands = ()
+            if not nr:
+                results: tuple[Value, ...] = ()
+            elif ext & 8:
+                lst = []
+                for _ in range(nr):
+                    z = s[k]
+                    a = nxt + ((z >> 1) ^ -(z & 1))
+                    if not 0 <= a < nv or defined[a]:
+                        raise st.error(
+                            E_SEMANTIC, k, f"result value {a} is out of range or defined twice"
+                        )
+                    defined[a] = 1
+                    lst.append(V[a])
+                    nxt = a + 1
+                    k += 1
+                results = tuple(lst)
+            elif nr == 1:
+                if nxt >= nv or defined[nxt]:
+                    raise st.error(
+                        E_SEMANTIC, k, f"result value {nxt} is out of range or defined twice"
+                    )
+                defined[nxt] = 1
+                results = (V[nxt],)
+                nxt += 1
+            else:
+                end = nxt + nr
+                if end > nv or defined.find(1, nxt, end) >= 0:
+                    raise st.error(
+                        E_SEMANTIC,
+                        k,
+                        f"result values {nxt}..{end - 1} are out of range or defined twice",
+                    )
+                defined[nxt:end] = bytes(nr).replace(b"\0", b"\1")
+                results = tuple(V[nxt:end])
+                nxt = end
+            attrs: Any = None
+            if head & 1:
+                d = s[k]
+                if d >= nattrs:
+                    raise st.error(
+                        E_INDEX, k, f"attribute dictionary {d} is out of range (table has {nattrs})"
+                    )
+                attrs = attr_dicts[d]
+                key = (p, d, no)
+                if key not in attr_ok:
+                    problem = L.attr_dict_problem(decl, attrs, no)
+                    if problem:
+                        raise st.error(E_SEMANTIC, k, f"'{name}': {problem}")
+                    attr_ok.add(key)
+                k += 1
+            if ext & 16:
+                n = s[k]
+                if not 0 < n <= max_regions:
+                    raise st.error(
+                        E_STRUCTURE,
+                        k,
+                        f"'{name}' cannot have {n} regions (it declares {max_regions})",
+                    )
+                if depth >= L.MAX_NESTING:
+                    raise st.error(
+                        E_STRUCTURE, k, f"regions nest deeper than {L.MAX_NESTING} levels"
+                    )
+                k += 1
+                self.nxt = nxt
+                regs = []
+                for _ in range(n):
+                    nb = st.count(k, "block count")
+                    if not nb:
+                        raise st.error(E_STRUCTURE, k, "a region needs at least one block")
+                    k += 1
+                    blocks = []
+                    for _ in range(nb):
+                        b = Block()
+                        k = self.block(b, k, depth + 1)
+                        blocks.append(b)
+                    regs.append(Region(blocks))
+                nxt = self.nxt
+                append(
+                    Operation(
+                        name, operands, results, attrs, tuple(regs), loc, comments, ext & 2 == 2
+                    )
+                )
+            elif ext:
+                append(Operation(name, operands, results, attrs, (), loc, comments, ext & 2 == 2))
+            else:
+                append(Operation(name, operands, results, attrs, (), loc))
+        self.nxt = nxt
+        return k
+
+    def attr_table(self, st: _Stream) -> None:
+        """The attribute dictionaries ops refer to: non-empty, keys sorted and unique."""
+        s, strings, ns = st.s, self.strings, len(self.strings)
+        table = []
+        try:
+            n = st.count(0, "attribute dictionary count", 3)
+            k = 1
+            for _ in range(n):
+                m = st.count(k, "attribute count", 2)
+                if not m:
+                    raise st.error(E_STRUCTURE, k, "an attribute dictionary cannot be empty")
+                k += 1
+                entries = {}
+                prev = None
+                for _ in range(m):
+                    key = strings[st.index(k, ns, "attribute key string")]
+                    if prev is not None and key <= prev:
+                        raise st.error(
+                            E_STRUCTURE,
+                            k,
+                            f"attribute key '{key}' is not sorted after '{prev}' (or repeated)",
+                        )
+                    prev = key
+                    entries[key], k = self.attr_value(st, k + 1, 0)
+                table.append(freeze_attributes(entries))
+        except IndexError:
+            raise st.truncated() from None
+        if k != len(s):
+            raise st.error(E_TRAILING, k, "expected the end of the section")
+        self.attr_dicts = table
+
+    def attr_value(self, st: _Stream, k: int, depth: int) -> tuple[Any, int]:  # noqa: C901
+        """One kind-tagged attribute value at int ``k``."""
+        s = st.s
+        tag = s[k]
+        if tag == L.ATTR_INT:
+            z = s[k + 1]
+            return (z >> 1) ^ -(z & 1), k + 2
+        if tag == L.ATTR_STRING:
+            return self.strings[st.index(k + 1, len(self.strings), "string")], k + 2
+        if tag == L.ATTR_TRUE:
+            return True, k + 1
+        if tag == L.ATTR_FALSE:
+            return False, k + 1
+        if tag == L.ATTR_UINT64:
+            v = s[k + 1]
+            if v < _I64_SIGN:
+                raise st.error(E_STRUCTURE, k, "a 64-bit unsigned attribute must be >= 2**63")
+            return v, k + 2
+        if tag == L.ATTR_NEG64:
+            v = s[k + 1]
+            if v <= _I64_SIGN:
+                raise st.error(E_STRUCTURE, k, "a large negative attribute must be < -2**63")
+            return -v, k + 2
+        if tag == L.ATTR_FLOAT:
+            return _F64.unpack(s[k + 1].to_bytes(8, "little"))[0], k + 2
+        if tag == L.ATTR_FLOAT_LITERAL:
+            x = _F64.unpack(s[k + 1].to_bytes(8, "little"))[0]
+            spelling = self.strings[st.index(k + 2, len(self.strings), "float spelling")]
+            if not spelling:
+                raise st.error(E_SEMANTIC, k + 2, "a float literal needs a spelling")
+            return FloatLiteral(x, spelling), k + 3
+        if tag == L.ATTR_I64_ARRAY:
+            n = st.count(k + 1, "array length")
+            return tuple((z >> 1) ^ -(z & 1) for z in s[k + 2 : k + 2 + n]), k + 2 + n
+        if tag == L.ATTR_TYPE_ARRAY:
+            n = st.count(k + 1, "array length")
+            types = self.types
+            return tuple(types[st.index(k + 2 + j, len(types), "type")] for j in range(n)), (
+                k + 2 + n
+            )
+        if tag == L.ATTR_TYPE:
+            return self.types[st.index(k + 1, len(self.types), "type")], k + 2
+        if tag == L.ATTR_PREDICATES:
+            return self.predicates(st, k + 1)
+        if tag == L.ATTR_TUPLE:
+            if depth >= L.MAX_ATTR_NESTING:
+                raise st.error(
+                    E_STRUCTURE, k, f"tuple attributes nest deeper than {L.MAX_ATTR_NESTING} levels"
+                )
+            n = st.count(k + 1, "tuple length")
+            k += 2
+            items = []
+            for _ in range(n):
+                x, k = self.attr_value(st, k, depth + 1)
+                items.append(x)
+            return tuple(items), k
+        raise st.error(
+            E_ATTR_KIND, k, f"unknown attribute kind tag {tag} (expected 0..{L.ATTR_TAG_COUNT - 1})"
+        )
+
+    def predicates(self, st: _Stream, k: int) -> tuple[Any, int]:
+        """A predicate list: kind, arity-checked args (values or ints)."""
+        s = st.s
+        n = st.count(k, "predicate count", 2)
+        k += 1
+        out = []
+        for _ in range(n):
+            kind = self.strings[st.index(k, len(self.strings), "predicate kind string")]
+            arity = PREDICATE_ARITY.get(kind)
+            if arity is None:
+                raise st.error(E_SEMANTIC, k, f"unknown predicate '{kind}'")
+            if s[k + 1] != arity:
+                raise st.error(
+                    E_SEMANTIC, k + 1, f"predicate '{kind}' takes {arity} arguments, not {s[k + 1]}"
+                )
+            k += 2
+            args: list[Any] = []
+            for _ in range(arity):
+                tag = s[k]
+                if tag == L.PRED_VALUE:
+                    args.append(self.values[st.index(k + 1, len(self.values), "value")])
+                elif tag == L.PRED_INT:
+                    z = s[k + 1]
+                    args.append((z >> 1) ^ -(z & 1))
+                else:
+                    raise st.error(E_ATTR_KIND, k, f"unknown predicate argument tag {tag}")
+                k += 2
+            out.append(Predicate(kind, tuple(args)))
+        return tuple(out), k
+
+
+def read_module(
+    data: bytes | bytearray | memoryview,
+    *,
+    op_decls: OpRegistry | Iterable[OpDef] | None = None,
+    verify: bool = False,
+) -> Module:
+    """Decode Loom bytecode into a module; raises :class:`BytecodeError` on malformed input.
+
+    ``op_decls`` is the declaration set (``ops=``): ops outside it are refused. With
+    ``verify=True`` the module is also verified (raising ``LoomDiagnosticError``).
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"read_module expects bytes, got {type(data).__name__}")
+    registry = as_registry(op_decls)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        module = _Reader(bytes(data), registry).run()
+    finally:
+        if enabled:
+            gc.enable()
+    if verify:
+        from loom.verify import verify_module
+
+        verify_module(module, ops=registry).raise_if_errors()
+    return module
+
+
+def is_bytecode(data: bytes) -> bool:
+    """True when ``data`` starts with the Loom bytecode magic."""
+    return bytes(data[:4]) == L.MAGIC
+
+
+__all__ = ["is_bytecode", "read_module"]
