@@ -7,7 +7,7 @@ objects too (``Module``, ``Diagnostic``, ``DiagnosticEngine``, ``LoomError``, la
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from loom.diagnostics import Diagnostic, DiagnosticEngine
@@ -45,6 +45,20 @@ def _op_column(line: str, op: Operation | None) -> tuple[int, int | None]:
     return stripped + 1, len(line) + 1
 
 
+def place_diagnostics(
+    listing: Listing, op_lines: Mapping[int, int], diagnostics: Iterable[Diagnostic]
+) -> None:
+    """Attach each diagnostic under the printed line of its op (``op_lines``: id(op) -> line)."""
+    lines = listing.text.splitlines()
+    for d in diagnostics:
+        line_no = op_lines.get(id(d.op)) if d.op is not None else None
+        if line_no is None:
+            listing.unplaced.append(d)
+            continue
+        col, end = _op_column(lines[line_no - 1], d.op)
+        listing.add(line_no, Annotation(d, col, end))
+
+
 def module_listing(
     module: Module,
     *,
@@ -55,16 +69,8 @@ def module_listing(
 ) -> Listing:
     """Print ``module`` and attach each diagnostic under the printed line of its op."""
     printer = Printer(ops, print_locations=print_locations)
-    text = printer.print_module(module)
-    listing = Listing(text)
-    lines = text.splitlines()
-    for d in diagnostics:
-        line_no = printer.op_lines.get(id(d.op)) if d.op is not None else None
-        if line_no is None:
-            listing.unplaced.append(d)
-            continue
-        col, end = _op_column(lines[line_no - 1], d.op)
-        listing.add(line_no, Annotation(d, col, end))
+    listing = Listing(printer.print_module(module))
+    place_diagnostics(listing, printer.op_lines, diagnostics)
     if current is not None:
         listing.current_line = printer.op_lines.get(id(current))
     return listing

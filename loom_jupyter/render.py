@@ -65,15 +65,18 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def highlight_lines(text: str) -> list[str]:
-    """Highlighted HTML of each line of ``text`` (same count as ``text.splitlines()``)."""
-    if not text:
-        return []
+@lru_cache(maxsize=64)
+def _highlighted(text: str) -> tuple[str, ...]:
     lexer = LoomLexer(stripnl=False, ensurenl=True)
     formatter = HtmlFormatter(nowrap=True, classprefix=CLASS_PREFIX)
     out = highlight(text, lexer, formatter).split("\n")
     n = len(text.splitlines())
-    return (out + [""] * n)[:n]
+    return tuple((out + [""] * n)[:n])
+
+
+def highlight_lines(text: str) -> list[str]:
+    """Highlighted HTML of each line of ``text`` (same count as ``text.splitlines()``)."""
+    return list(_highlighted(text)) if text else []
 
 
 def wrap(body: str, kind: str, title: str | None = None) -> str:

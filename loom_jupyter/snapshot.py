@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from loom.diagnostics import Diagnostic
-from loom_jupyter.render import Listing, esc, listing_rows, pre, summary, wrap
+from loom_jupyter.render import Listing, diagnostic_rows, esc, listing_rows, pre, summary, wrap
 
 STATE_CLASSES = {"running": "running", "at barrier": "barrier", "exited": "exited", "done": "done"}
 """Workitem state -> CSS class suffix (``loom-state-...``)."""
@@ -43,10 +43,10 @@ class Snapshot:
     workgroup_shape: tuple[int, ...]
     states: dict[tuple[int, ...], str]
     current: tuple[int, ...] | None
-    values: list[tuple[str, str, str]]
+    values: list[tuple[str, str]]
+    """(SSA name, value text) of the current workitem."""
     buffers: list[BufferPicture] = field(default_factory=list)
     findings: list[Diagnostic] = field(default_factory=list)
-    findings_parts: tuple[str, str] | None = None
 
 
 def status_parts(snap: Snapshot) -> tuple[str, str]:
@@ -105,16 +105,10 @@ def values_parts(snap: Snapshot) -> tuple[str, str]:
     """The current workitem's SSA values."""
     if not snap.values:
         return "values: none yet", '<div class="loom-title">values: none yet</div>\n'
-    width = max(len(n) for n, _, _ in snap.values)
-    plain = "values:\n" + "\n".join(f"  {n:<{width}} : {t} = {v}" for n, t, v in snap.values)
-    rows = "".join(
-        f"<tr><th>{esc(n)}</th><td>{esc(t)}</td><td>{esc(v)}</td></tr>" for n, t, v in snap.values
-    )
-    html = (
-        '<div class="loom-title">values</div>\n'
-        f'<table class="loom-table"><tr><th>value</th><th>type</th><th>current</th></tr>'
-        f"{rows}</table>\n"
-    )
+    width = max(len(n) for n, _ in snap.values)
+    plain = "values:\n" + "\n".join(f"  {n:<{width}} = {v}" for n, v in snap.values)
+    rows = "".join(f"<tr><th>{esc(n)}</th><td>{esc(v)}</td></tr>" for n, v in snap.values)
+    html = f'<div class="loom-title">values</div>\n<table class="loom-table">{rows}</table>\n'
     return plain, html
 
 
@@ -163,12 +157,12 @@ def buffers_parts(snap: Snapshot) -> tuple[str, str]:
 
 
 def findings_parts(snap: Snapshot) -> tuple[str, str]:
-    """The sanitizer findings so far."""
+    """The sanitizer findings so far (they also appear under their lines in the code)."""
     title = f"findings: {summary(snap.findings)}" if snap.findings else "findings: none"
     head_html = f'<div class="loom-title">{esc(title)}</div>\n'
-    if not snap.findings or snap.findings_parts is None:
+    if not snap.findings:
         return title, head_html
-    plain, html = snap.findings_parts
+    plain, html = pre([row for d in snap.findings for row in diagnostic_rows(d)])
     return title + "\n" + plain, head_html + html
 
 
