@@ -22,14 +22,21 @@ def load(name: str) -> Module:
     return parse_module(path.read_text(), filename=str(path))
 
 
-def elementwise_module(op_name: str, in_types: list, out_type, n: int, attrs: dict | None = None
-                       ) -> Module:
+def elementwise_module(
+    op_name: str, in_types: list, out_type, n: int, attrs: dict | None = None
+) -> Module:
     """A kernel ``out[i] = op(in0[i], in1[i], ...)`` over ``n`` lanes in one workgroup."""
     args = [KernelArgumentSpec(k, f"in{k}") for k in range(len(in_types))]
     args.append(KernelArgumentSpec(len(in_types), "out"))
-    shell = create_kernel_module(KernelModuleSpec(
-        target_preset="reference", export_symbol="k", callee="k", arguments=tuple(args),
-        launch_config=KernelLaunchConfigSpec(workgroup_size=(n, 1, 1))))
+    shell = create_kernel_module(
+        KernelModuleSpec(
+            target_preset="reference",
+            export_symbol="k",
+            callee="k",
+            arguments=tuple(args),
+            launch_config=KernelLaunchConfigSpec(workgroup_size=(n, 1, 1)),
+        )
+    )
     b = shell.builder
     bufs = [shell.body_arguments_by_ordinal[k] for k in range(len(args))]
     with b.insertion_block(shell.body_block):

@@ -63,7 +63,8 @@ def test_reverse_blocks_in_place() -> None:
 def test_reverse_blocks_without_barrier_races() -> None:
     path = Path(__file__).parent / "kernels" / "reverse_blocks_f32.loom"
     text = path.read_text().replace(
-        "  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n", "")
+        "  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n", ""
+    )
     from loom.format.text.parser import parse_module
 
     m = parse_module(text, filename="no_barrier.loom")
@@ -75,7 +76,7 @@ def test_reverse_blocks_without_barrier_races() -> None:
 
 def test_workgroup_reduction_with_barriers() -> None:
     groups = 9
-    data = np.random.default_rng(0).integers(-10**6, 10**6, 64 * groups).astype(np.int32)
+    data = np.random.default_rng(0).integers(-(10**6), 10**6, 64 * groups).astype(np.int32)
     sums = np.zeros(groups, dtype=np.int32)
     r = launch(load("reduce_sum"), "reduce_sum", workload=(groups,), args=(groups, data, sums))
     np.testing.assert_array_equal(sums, data.reshape(groups, 64).sum(axis=1, dtype=np.int32))
@@ -148,12 +149,18 @@ def test_buffers_of_any_dtype_and_bytearrays() -> None:
 def test_equal_value_write_race_is_a_warning() -> None:
     # every workitem of the copy kernel writes its own byte: no race; make them all write byte 0
     path = Path(__file__).parent / "kernels" / "copy_64_bytes.loom"
-    text = path.read_text().replace(
-        "buffer.store.i8 %value, %target[%byte_offset]",
-        "%zero = index.constant 0 : offset\n  buffer.store.i8 %zero_value, %target[%zero]").replace(
-        "%value = buffer.load.i8.u %source[%byte_offset]",
-        "%value = buffer.load.i8.u %source[%byte_offset]\n"
-        "  %zero_value = scalar.constant 5 : i32")
+    text = (
+        path.read_text()
+        .replace(
+            "buffer.store.i8 %value, %target[%byte_offset]",
+            "%zero = index.constant 0 : offset\n  buffer.store.i8 %zero_value, %target[%zero]",
+        )
+        .replace(
+            "%value = buffer.load.i8.u %source[%byte_offset]",
+            "%value = buffer.load.i8.u %source[%byte_offset]\n"
+            "  %zero_value = scalar.constant 5 : i32",
+        )
+    )
     from loom.format.text.parser import parse_module
 
     m = parse_module(text, filename="same_value.loom")

@@ -32,9 +32,13 @@ def int_inputs(dt: type, seed: int) -> tuple[np.ndarray, np.ndarray]:
     info = np.iinfo(dt)
     edges = np.array([info.min, info.max, 0, -1, 1, info.min + 1, info.max - 1, 2], dtype=dt)
     rng = np.random.default_rng(seed)
-    a = np.concatenate([edges, np.repeat(edges, 1)[::-1],
-                        rng.integers(info.min, info.max, N - 2 * edges.size, dtype=dt,
-                                     endpoint=True)]).astype(dt)
+    a = np.concatenate(
+        [
+            edges,
+            np.repeat(edges, 1)[::-1],
+            rng.integers(info.min, info.max, N - 2 * edges.size, dtype=dt, endpoint=True),
+        ]
+    ).astype(dt)
     b = rng.permutation(a)
     return a, b
 
@@ -42,8 +46,12 @@ def int_inputs(dt: type, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _signed_div(a, b, dt):
     q = np.trunc(a.astype(np.float64) / b.astype(np.float64))
     # exact via Python ints (float64 loses i64 precision)
-    qs = [int(x) // int(y) if (int(x) >= 0) == (int(y) > 0) or int(x) % int(y) == 0
-          else int(x) // int(y) + 1 for x, y in zip(a, b)]
+    qs = [
+        int(x) // int(y)
+        if (int(x) >= 0) == (int(y) > 0) or int(x) % int(y) == 0
+        else int(x) // int(y) + 1
+        for x, y in zip(a, b)
+    ]
     del q
     return np.array(qs, dtype=np.int64).astype(dt)
 
@@ -97,16 +105,41 @@ def test_integer_compare_all_predicates() -> None:
     a, b = int_inputs(np.int32, 7)
     b[:8] = a[:8]
     ua, ub = a.view(np.uint32), b.view(np.uint32)
-    want = {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
-            "sge": a >= b, "ult": ua < ub, "ule": ua <= ub, "ugt": ua > ub, "uge": ua >= ub}
+    want = {
+        "eq": a == b,
+        "ne": a != b,
+        "slt": a < b,
+        "sle": a <= b,
+        "sgt": a > b,
+        "sge": a >= b,
+        "ult": ua < ub,
+        "ule": ua <= ub,
+        "ugt": ua > ub,
+        "uge": ua >= ub,
+    }
     for pred, expected in want.items():
         got = run("scalar.cmpi", [I32, I32], I1, [a, b], np.uint8, predicate=pred)
         np.testing.assert_array_equal(got.astype(bool), expected, err_msg=pred)
 
 
 def float_inputs(dt: type, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    edges = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 0.5,
-                      np.finfo(dt).max, np.finfo(dt).tiny, -np.finfo(dt).max, 3.0], dtype=dt)
+    edges = np.array(
+        [
+            np.nan,
+            -0.0,
+            0.0,
+            np.inf,
+            -np.inf,
+            1.0,
+            -1.0,
+            0.5,
+            np.finfo(dt).max,
+            np.finfo(dt).tiny,
+            -np.finfo(dt).max,
+            3.0,
+        ],
+        dtype=dt,
+    )
     rng = np.random.default_rng(seed)
     rest = (rng.standard_normal(N - 2 * edges.size) * 100).astype(dt)
     a = np.concatenate([edges, edges[::-1], rest]).astype(dt)
@@ -143,7 +176,9 @@ def test_float_binary_ops_match_numpy(t) -> None:
     a, b = float_inputs(dt, 3)
     with np.errstate(all="ignore"):
         cases = {
-            "scalar.addf": a + b, "scalar.subf": a - b, "scalar.mulf": a * b,
+            "scalar.addf": a + b,
+            "scalar.subf": a - b,
+            "scalar.mulf": a * b,
             "scalar.divf": a / b,
             "scalar.minimumf": _ieee_min(a, b, True, True),
             "scalar.maximumf": _ieee_min(a, b, False, True),
@@ -160,10 +195,17 @@ def test_float_unary_ops_match_numpy(t) -> None:
     dt = FLOAT_TYPES[t]
     a, _ = float_inputs(dt, 5)
     with np.errstate(all="ignore"):
-        cases = {"scalar.negf": -a, "scalar.absf": np.abs(a), "scalar.sqrtf": np.sqrt(a),
-                 "scalar.expf": np.exp(a), "scalar.logf": np.log(a),
-                 "scalar.tanhf": np.tanh(a), "scalar.floorf": np.floor(a),
-                 "scalar.ceilf": np.ceil(a), "scalar.roundevenf": np.rint(a)}
+        cases = {
+            "scalar.negf": -a,
+            "scalar.absf": np.abs(a),
+            "scalar.sqrtf": np.sqrt(a),
+            "scalar.expf": np.exp(a),
+            "scalar.logf": np.log(a),
+            "scalar.tanhf": np.tanh(a),
+            "scalar.floorf": np.floor(a),
+            "scalar.ceilf": np.ceil(a),
+            "scalar.roundevenf": np.rint(a),
+        }
     for op, want in cases.items():
         got = run(op, [t], t, [a], dt)
         assert same_floats(got, want.astype(dt)), op
@@ -172,9 +214,18 @@ def test_float_unary_ops_match_numpy(t) -> None:
 def test_float_compare_predicates_with_nan() -> None:
     a, b = float_inputs(np.float32, 9)
     nan = np.isnan(a) | np.isnan(b)
-    want = {"oeq": (a == b) & ~nan, "one": (a != b) & ~nan, "olt": (a < b) & ~nan,
-            "ord": ~nan, "uno": nan, "ueq": (a == b) | nan, "une": (a != b),
-            "ult": (a < b) | nan, "uge": (a >= b) | nan, "ogt": (a > b) & ~nan}
+    want = {
+        "oeq": (a == b) & ~nan,
+        "one": (a != b) & ~nan,
+        "olt": (a < b) & ~nan,
+        "ord": ~nan,
+        "uno": nan,
+        "ueq": (a == b) | nan,
+        "une": (a != b),
+        "ult": (a < b) | nan,
+        "uge": (a >= b) | nan,
+        "ogt": (a > b) & ~nan,
+    }
     for pred, expected in want.items():
         got = run("scalar.cmpf", [F32, F32], I1, [a, b], np.uint8, predicate=pred)
         np.testing.assert_array_equal(got.astype(bool), expected, err_msg=pred)
@@ -205,32 +256,39 @@ def test_bf16_add_rounds_to_nearest_even() -> None:
     a_bits = (a.view(np.uint32) >> 16).astype(np.uint16)
     b_bits = (b.view(np.uint32) >> 16).astype(np.uint16)
     got = run("scalar.addf", [BF16, BF16], BF16, [a_bits, b_bits], np.uint16)
-    want = np.array([_bf16_reference(float(x) + float(y)) for x, y in zip(a, b)],
-                    dtype=np.uint16)
+    want = np.array([_bf16_reference(float(x) + float(y)) for x, y in zip(a, b)], dtype=np.uint16)
     np.testing.assert_array_equal(got, want)
 
 
 def test_casts_match_numpy() -> None:
     a, _ = int_inputs(np.int32, 11)
-    np.testing.assert_array_equal(run("scalar.trunci", [I32], I8, [a], np.int8),
-                                  a.astype(np.int8))
-    np.testing.assert_array_equal(run("scalar.extsi", [I32], I64, [a], np.int64),
-                                  a.astype(np.int64))
-    np.testing.assert_array_equal(run("scalar.extui", [I32], I64, [a], np.int64),
-                                  a.view(np.uint32).astype(np.int64))
-    np.testing.assert_array_equal(run("scalar.sitofp", [I32], F32, [a], np.float32),
-                                  a.astype(np.float32))
-    np.testing.assert_array_equal(run("scalar.uitofp", [I32], F64, [a], np.float64),
-                                  a.view(np.uint32).astype(np.float64))
+    np.testing.assert_array_equal(run("scalar.trunci", [I32], I8, [a], np.int8), a.astype(np.int8))
+    np.testing.assert_array_equal(
+        run("scalar.extsi", [I32], I64, [a], np.int64), a.astype(np.int64)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.extui", [I32], I64, [a], np.int64), a.view(np.uint32).astype(np.int64)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.sitofp", [I32], F32, [a], np.float32), a.astype(np.float32)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.uitofp", [I32], F64, [a], np.float64), a.view(np.uint32).astype(np.float64)
+    )
     f = np.linspace(-1000.7, 1000.7, N).astype(np.float32)
-    np.testing.assert_array_equal(run("scalar.fptosi", [F32], I32, [f], np.int32),
-                                  np.trunc(f).astype(np.int32))
-    np.testing.assert_array_equal(run("scalar.bitcast", [F32], I32, [f], np.int32),
-                                  f.view(np.int32))
-    np.testing.assert_array_equal(run("scalar.fptrunc", [F32], F16, [f], np.float16),
-                                  f.astype(np.float16))
-    np.testing.assert_array_equal(run("scalar.extf", [F16], F32, [f.astype(np.float16)],
-                                      np.float32), f.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(
+        run("scalar.fptosi", [F32], I32, [f], np.int32), np.trunc(f).astype(np.int32)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.bitcast", [F32], I32, [f], np.int32), f.view(np.int32)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.fptrunc", [F32], F16, [f], np.float16), f.astype(np.float16)
+    )
+    np.testing.assert_array_equal(
+        run("scalar.extf", [F16], F32, [f.astype(np.float16)], np.float32),
+        f.astype(np.float16).astype(np.float32),
+    )
 
 
 def test_fmaf_single_rounding_f32() -> None:
