@@ -871,6 +871,7 @@ class _Compiler:
                 raise p.expected("'{' opening a region")
             p.i = i + 1
             p.end_of_line()
+            open_at = (p.line_no, i)
             scope = c.scope(field)
             args = c.rargs[field]  # type: ignore[index]
             if derived is not None:
@@ -882,7 +883,7 @@ class _Compiler:
             floor = p.push_scope(scope, isolated)
             p.pending_blank = False
             try:
-                p.parse_block(region.blocks[0], region)
+                p.parse_block(region.blocks[0], region, open_at=open_at)
             finally:
                 p.pop_scope(floor)
                 p.depth -= 1
@@ -982,29 +983,28 @@ class OpPlan:
         start = p.i
         line = p.line_no
         nvalues = len(p.values)
-        c = OpState()
-        try:
-            for s in self.formats[0]:
-                s(p, c)
-        except LoomParseError:
-            if len(self.formats) == 1 or p.line_no != line:
-                raise
-            for alt in self.formats[1:]:
+        formats = self.formats
+        first_error: LoomParseError | None = None
+        for k, steps in enumerate(formats):
+            if k:
                 del p.values[nvalues:]
                 p.i = start
-                c = OpState()
-                try:
-                    for s in alt:
-                        s(p, c)
-                    break
-                except LoomParseError:
-                    continue
-            else:
-                del p.values[nvalues:]
-                p.i = start
-                c = OpState()
-                for s in self.formats[0]:
+            c = OpState()
+            try:
+                for s in steps:
                     s(p, c)
+                if len(formats) > 1:
+                    toks = p.toks
+                    if p.i < len(toks) and toks[p.i] != "loc":
+                        raise p.expected("end of line")
+                break
+            except LoomParseError as e:
+                if p.line_no != line:
+                    raise
+                if first_error is None:
+                    first_error = e
+                if k == len(formats) - 1:
+                    raise first_error from None
         return self.build(p, c, lhs, name_index)
 
     def build(self, p: Parser, c: OpState, lhs: list[str] | None, name_index: int) -> Operation:

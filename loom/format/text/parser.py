@@ -49,6 +49,7 @@ MAX_DEPTH = 256
 _WS = re.compile(r"[ \t\r\f\v]*")
 _DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\])\s*x")
 _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
+_PUNCTUATION = frozenset("(){}[]<>=:,|*?")
 _NAMED_TYPES: dict[str, Type] = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
 
 
@@ -121,7 +122,12 @@ class Parser:
 
     def expected(self, what: str, code: str = "PARSE/003") -> LoomParseError:
         """``expected X, found Y`` at the current token."""
-        return self.error(code, f"expected {what}, found {describe(self.peek())}")
+        tok = self.peek()
+        if tok is not None and len(tok) == 1 and tok not in _PUNCTUATION and not tok.isalnum():
+            return self.error("PARSE/016", f"invalid character {tok!r}; expected {what}")
+        if tok is not None and tok[0] == '"' and (len(tok) < 2 or tok[-1] != '"'):
+            return self.error("PARSE/010", "unterminated string (missing closing '\"')")
+        return self.error(code, f"expected {what}, found {describe(tok)}")
 
     # ------------------------------------------------------------------ lines and tokens
 
@@ -383,6 +389,7 @@ class Parser:
         region: Region | None,
         top: bool = False,
         labels: dict[str, Block] | None = None,
+        open_at: tuple[int, int] | None = None,
     ) -> Block:
         """Parse ops into ``block`` until ``}`` (left unconsumed) or, at top level, EOF.
 
@@ -398,13 +405,7 @@ class Parser:
                 if not self.next_line():
                     if top:
                         return block
-                    raise self.error_at(
-                        "PARSE/013",
-                        "unbalanced braces: expected '}' to close the region, found end of file",
-                        self.line_no,
-                        1,
-                        2,
-                    )
+                    raise self.unclosed(open_at)
                 continue
             tok = toks[i]
             if tok == "}":
@@ -423,6 +424,27 @@ class Parser:
                 self.top_level_symbol(op)
             block.ops.append(op)
             first = False
+
+    def unclosed(self, open_at: tuple[int, int] | None) -> LoomParseError:
+        """The error for a region still open at the end of the file."""
+        line, index = open_at if open_at is not None else (self.line_no, 0)
+        start = self._line_offset(line)
+        end = self.text.find("\n", start)
+        spans = token_spans(self.text, start, len(self.text) if end < 0 else end)
+        col = spans[index][0] - start + 1 if index < len(spans) else 1
+        return self.error_at(
+            "PARSE/013",
+            "unbalanced braces: this '{' is never closed (found end of file)",
+            line,
+            col,
+            col + 1,
+        )
+
+    def _line_offset(self, line: int) -> int:
+        pos = 0
+        for _ in range(line - 1):
+            pos = self.text.find("\n", pos) + 1
+        return pos
 
     def parse_label(self, region: Region, labels: dict[str, Block]) -> Block:
         """``^name(%a: T, ...):`` starts a new block of ``region``."""
@@ -464,7 +486,7 @@ class Parser:
     def end_of_line(self) -> None:
         """Report tokens left on the line."""
         if self.i < len(self.toks):
-            raise self.error("PARSE/003", f"expected end of line, found {describe(self.peek())}")
+            raise self.expected("end of line")
 
     def parse_op(self, plans: dict[str, pf.OpPlan], first: bool, top: bool) -> Operation:
         """Parse one op starting at the current token (first on its line)."""
