@@ -194,9 +194,7 @@ class BaseContext:
                 if len(outs) == 1:
                     env[outs[0]] = res
                     aff[outs[0]] = (
-                        step.aff(self, step, vals, self.affs)
-                        if step.aff is not None and self.affs
-                        else None
+                        step.aff(self, step, vals, self.affs) if step.aff is not None else None
                     )
                 elif outs:
                     for s, v in zip(outs, res):
@@ -377,7 +375,11 @@ class GridContext(BaseContext):
                 g = self.lane_group() + self.g0
                 v = (g % gx, (g // gx) % gy, g // (gx * gy))[d]
         else:
-            v = self.coord("workgroup", dim) * self.sizes[d] + self.coord("workitem", dim)
+            a = self.coord_affine("dispatch", dim)
+            if a is not None:
+                v = np.arange(a[0], a[0] + self.n, dtype=np.int64)
+            else:
+                v = self.coord("workgroup", dim) * self.sizes[d] + self.coord("workitem", dim)
         self.coords[key] = v
         return v
 
@@ -531,9 +533,9 @@ class GridContext(BaseContext):
                 out = np.zeros(self.n, dtype=dtype)
                 out[lo:hi] = vals
                 return out
-        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        lanes, a = self._lanes_and_addr(step, buf, addr, size, contig)
         pos = self._physical(buf, a, lanes) if buf.space != "global" else a
-        if np.ndim(pos) == 0 and np.ndim(addr) == 0:
+        if np.ndim(pos) == 0 and np.ndim(a) == 0:
             p = int(pos)
             val = buf.data[p : p + size].view(dtype)[0]
             if self.sanitize and lanes.size:
@@ -567,7 +569,7 @@ class GridContext(BaseContext):
                     self._check_slice(step, buf, a0, lo, hi, size, vals.view(np.uint8))
                 buf.data[a0:a1] = vals.view(np.uint8)
                 return
-        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        lanes, a = self._lanes_and_addr(step, buf, addr, size, contig)
         if not lanes.size:
             return
         pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
@@ -579,7 +581,10 @@ class GridContext(BaseContext):
             self._check(step, buf, byte_pos, lanes, raw)
         buf.data[byte_pos] = raw
 
-    def _lanes_and_addr(self, step: Any, buf: Buf, addr: Any, size: int) -> tuple:
+    def _lanes_and_addr(self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
+                        ) -> tuple:
+        if addr is None:
+            addr = contig + np.arange(self.n, dtype=np.int64) * size
         lanes = (
             np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
         )
@@ -616,9 +621,19 @@ class GridContext(BaseContext):
     def _check_slice(
         self, step: Any, buf: Buf, a0: int, lo: int, hi: int, size: int, raw: Any
     ) -> None:
+        if buf.shadow is None:
+            return
         lanes = np.arange(lo, hi, dtype=np.int64)
-        byte_pos = (a0 + np.arange((hi - lo) * size, dtype=np.int64)).reshape(-1, size)
-        self._check(step, buf, byte_pos, lanes, None if raw is None else raw.reshape(-1, size))
+        ix = san.SliceIndex(a0, hi - lo, size)
+        items = lanes + self.g0 * self.wg
+        epochs = self._epochs_of(lanes)
+        if raw is None:
+            san.check_read(self.findings, step, buf, ix, items, epochs, self.wg)
+        else:
+            san.check_write(
+                self.findings, step, buf, ix, items, epochs, self.wg, raw.reshape(-1, size),
+                buf.data,
+            )
 
     def _check(
         self, step: Any, buf: Buf, byte_pos: np.ndarray, lanes: np.ndarray, raw: Any

@@ -78,142 +78,120 @@ class Findings:
         return out
 
 
-def _conflict(
-    prev: np.ndarray,
-    prev_epoch: np.ndarray,
-    items: np.ndarray,
-    epochs: np.ndarray,
-    wg: int,
-    workgroup_memory: bool,
-) -> np.ndarray:
+class SliceIndex:
+    """Bytes ``start .. start + n*size - 1`` as ``n`` rows of ``size`` (one row per lane)."""
+
+    __slots__ = ("start", "n", "size")
+    contiguous = True
+
+    def __init__(self, start: int, n: int, size: int) -> None:
+        self.start, self.n, self.size = start, n, size
+
+    def get(self, arr: np.ndarray) -> np.ndarray:
+        """The shadow rows (a view)."""
+        return arr[self.start:self.start + self.n * self.size].reshape(self.n, self.size)
+
+    def put(self, arr: np.ndarray, value: Any) -> None:
+        """Assign rows."""
+        self.get(arr)[...] = value
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Byte positions as an (n, size) array."""
+        return np.arange(self.start, self.start + self.n * self.size).reshape(self.n, self.size)
+
+
+class FancyIndex:
+    """Arbitrary byte positions, an (n, size) array."""
+
+    __slots__ = ("pos",)
+    contiguous = False
+
+    def __init__(self, pos: np.ndarray) -> None:
+        self.pos = pos
+
+    def get(self, arr: np.ndarray) -> np.ndarray:
+        """The shadow rows (a copy)."""
+        return arr[self.pos]
+
+    def put(self, arr: np.ndarray, value: Any) -> None:
+        """Assign rows (the last of duplicate positions wins)."""
+        arr[self.pos] = value
+
+
+def _index(ix: Any) -> Any:
+    return ix if isinstance(ix, SliceIndex | FancyIndex) else FancyIndex(ix)
+
+
+def _conflict(prev: np.ndarray, prev_epoch_fn: Any, items: np.ndarray, epochs: np.ndarray,
+              wg: int, workgroup_memory: bool) -> np.ndarray:
+    cand = (prev != NONE) & (prev != items)
+    if not cand.any():
+        return cand
+    prev_epoch = prev_epoch_fn()
     same_group = (prev // wg) == (items // wg)
     concurrent = (~same_group) if not workgroup_memory else np.zeros_like(same_group)
-    return (prev != NONE) & (prev != items) & (concurrent | (same_group & (prev_epoch == epochs)))
+    return cand & (concurrent | (same_group & (prev_epoch == epochs)))
 
 
-def check_read(
-    f: Findings,
-    step: Any,
-    buf: Any,
-    byte_pos: np.ndarray,
-    items: np.ndarray,
-    epochs: np.ndarray,
-    wg: int,
-) -> None:
-    """Check and record reads of the bytes ``byte_pos`` (one row of bytes per access)."""
+def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: np.ndarray,
+               epochs: np.ndarray, wg: int) -> None:
+    """Check and record reads of the bytes ``ix`` (one row of bytes per access)."""
     sh = buf.shadow
-    uninit = ~sh.init[byte_pos]
+    ix = _index(ix)
+    uninit = ~ix.get(sh.init)
     if uninit.any():
         k = np.argwhere(uninit)[0]
-        n_bad = int(uninit.any(axis=-1).sum()) if uninit.ndim > 1 else int(uninit.sum())
-        f.add(
-            "uninit",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/001",
-            step,
-            int(items[k[0]]),
-            f"reads uninitialised memory (byte {int(byte_pos[tuple(k)])} of {buf.name})",
-            count=n_bad,
-        )
-    prev = sh.w_item[byte_pos]
-    bad = _conflict(
-        prev, sh.w_epoch[byte_pos], items[:, None], epochs[:, None], wg, buf.space == "workgroup"
-    )
+        n_bad = int(uninit.any(axis=-1).sum())
+        f.add("uninit", DiagnosticSeverity.ERROR, "SANITIZE/001", step, int(items[k[0]]),
+              f"reads uninitialised memory (byte {int(ix.pos[tuple(k)])} of "
+              f"{buf.name})", count=n_bad)
+    prev = ix.get(sh.w_item)
+    bad = _conflict(prev, lambda: ix.get(sh.w_epoch), items[:, None], epochs[:, None], wg,
+                    buf.space == "workgroup")
     if bad.any():
-        _report_pairs(
-            f,
-            "race-wr",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/002",
-            step,
-            buf,
-            byte_pos,
-            items,
-            bad,
-            prev,
-            sh.w_op[byte_pos],
-            "data race: reads memory written without a barrier",
-            "the conflicting write",
-        )
-    sh.r_item[byte_pos] = items[:, None]
-    sh.r_epoch[byte_pos] = epochs[:, None]
-    sh.r_op[byte_pos] = step.index
+        _report_pairs(f, "race-wr", DiagnosticSeverity.ERROR, "SANITIZE/002", step, buf,
+                      ix.pos, items, bad, prev, ix.get(sh.w_op),
+                      "data race: reads memory written without a barrier",
+                      "the conflicting write")
+    ix.put(sh.r_item, items[:, None])
+    ix.put(sh.r_epoch, epochs[:, None])
+    ix.put(sh.r_op, step.index)
 
 
-def check_write(
-    f: Findings,
-    step: Any,
-    buf: Any,
-    byte_pos: np.ndarray,
-    items: np.ndarray,
-    epochs: np.ndarray,
-    wg: int,
-    new_bytes: np.ndarray,
-    data: np.ndarray,
-) -> None:
-    """Check and record writes of ``new_bytes`` at ``byte_pos`` (rows of bytes per access)."""
+def check_write(f: Findings, step: Any, buf: Any, ix: Any, items: np.ndarray,
+                epochs: np.ndarray, wg: int, new_bytes: np.ndarray, data: np.ndarray) -> None:
+    """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access)."""
     sh = buf.shadow
+    ix = _index(ix)
     wgm = buf.space == "workgroup"
     it, ep = items[:, None], epochs[:, None]
-    prev = sh.w_item[byte_pos]
-    bad = _conflict(prev, sh.w_epoch[byte_pos], it, ep, wg, wgm)
+    prev = ix.get(sh.w_item)
+    bad = _conflict(prev, lambda: ix.get(sh.w_epoch), it, ep, wg, wgm)
     if bad.any():
-        same = data[byte_pos] == new_bytes
+        same = ix.get(data) == new_bytes
         rows_bad = bad.any(axis=1)
         equal_rows = rows_bad & np.all(same | ~bad, axis=1)
-        for rows, sev, code, what in (
-            (
-                rows_bad & ~equal_rows,
-                DiagnosticSeverity.ERROR,
-                "SANITIZE/002",
-                "data race: writes memory",
-            ),
-            (
-                equal_rows,
-                DiagnosticSeverity.WARNING,
-                "SANITIZE/003",
-                "data race (same value): writes memory",
-            ),
-        ):
+        for rows, sev, code, what in ((rows_bad & ~equal_rows, DiagnosticSeverity.ERROR,
+                                       "SANITIZE/002", "data race: writes memory"),
+                                      (equal_rows, DiagnosticSeverity.WARNING, "SANITIZE/003",
+                                       "data race (same value): writes memory")):
             if rows.any():
-                _report_pairs(
-                    f,
-                    "race-ww" + code,
-                    sev,
-                    code,
-                    step,
-                    buf,
-                    byte_pos,
-                    items,
-                    bad & rows[:, None],
-                    prev,
-                    sh.w_op[byte_pos],
-                    f"{what} also written without a barrier",
-                    "the other write",
-                )
-    prev_r = sh.r_item[byte_pos]
-    bad_r = _conflict(prev_r, sh.r_epoch[byte_pos], it, ep, wg, wgm)
+                _report_pairs(f, "race-ww" + code, sev, code, step, buf, ix.pos, items,
+                              bad & rows[:, None], prev, ix.get(sh.w_op),
+                              f"{what} also written without a barrier", "the other write")
+    prev_r = ix.get(sh.r_item)
+    bad_r = _conflict(prev_r, lambda: ix.get(sh.r_epoch), it, ep, wg, wgm)
     if bad_r.any():
-        _report_pairs(
-            f,
-            "race-rw",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/002",
-            step,
-            buf,
-            byte_pos,
-            items,
-            bad_r,
-            prev_r,
-            sh.r_op[byte_pos],
-            "data race: writes memory read without a barrier",
-            "the conflicting read",
-        )
-    _same_op_writes(f, step, buf, byte_pos, items, new_bytes)
-    sh.w_item[byte_pos] = it
-    sh.w_epoch[byte_pos] = ep
-    sh.w_op[byte_pos] = step.index
-    sh.init[byte_pos] = True
+        _report_pairs(f, "race-rw", DiagnosticSeverity.ERROR, "SANITIZE/002", step, buf,
+                      ix.pos, items, bad_r, prev_r, ix.get(sh.r_op),
+                      "data race: writes memory read without a barrier", "the conflicting read")
+    if not ix.contiguous:
+        _same_op_writes(f, step, buf, ix.pos, items, new_bytes)
+    ix.put(sh.w_item, it)
+    ix.put(sh.w_epoch, ep)
+    ix.put(sh.w_op, step.index)
+    ix.put(sh.init, True)
 
 
 def _same_op_writes(

@@ -25,34 +25,56 @@ def _indices(step: Any, dynamic: tuple, static_attr: str) -> list:
 
 
 def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[Any, Any]:
-    """Byte addresses of the element for every lane, and the lane-0 address when contiguous."""
+    """Byte addresses of the element for every lane (None when only the contiguous form is
+    needed), and the lane-0 address when lanes access consecutive elements."""
+    contig = _contiguous(ctx, view, idx, affs)
+    if contig is not None:
+        return None, contig
     bad = False
     for i, d in zip(idx, view.dims):
         bad = bad | (i < 0) | (i >= d)
     if np.any(bad):
-        parts = ", ".join("{}" for _ in idx)
-        dims = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
-        ctx.check(
-            step,
-            bad,
-            "RUNTIME/001",
-            f"index [{parts}] is out of bounds for a view of shape {dims}",
-            *idx,
-        )
+        _out_of_bounds(ctx, step, view, idx, bad)
     elem: Any = np.int64(0)
-    contig = None
-    varying = [k for k, i in enumerate(idx) if np.ndim(i)]
-    if len(varying) == 1 and np.ndim(view.base) == 0 and all(np.ndim(s) == 0 for s in view.strides):
-        k = varying[0]
-        aff = affs[k] if affs else None
-        if aff is not None and aff[1] * int(view.strides[k]) == 1:
-            uniform = sum(
-                int(i) * int(s) for j, (i, s) in enumerate(zip(idx, view.strides)) if j != k
-            )
-            contig = int(view.base) + (uniform + aff[0] * int(view.strides[k])) * view.size
     for i, s in zip(idx, view.strides):
         elem = elem + i * s
-    return view.base + elem * view.size, contig
+    return view.base + elem * view.size, None
+
+
+def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None:
+    parts = ", ".join("{}" for _ in idx)
+    dims = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
+    ctx.check(step, bad, "RUNTIME/001", f"index [{parts}] is out of bounds for a view of "
+              f"shape {dims}", *idx)
+
+
+def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
+    """Lane-0 byte address when exactly one index is lane-affine with unit element stride and
+    every active lane is in bounds (checked from the affine form, without touching lanes)."""
+    if not affs or np.ndim(view.base) or any(np.ndim(s) or np.ndim(d)
+                                              for s, d in zip(view.strides, view.dims)):
+        return None
+    varying = [k for k, i in enumerate(idx) if np.ndim(i)]
+    if len(varying) != 1:
+        return None
+    k = varying[0]
+    aff = affs[k]
+    if aff is None or aff[1] * int(view.strides[k]) != 1:
+        return None
+    rng = ctx.active_range()
+    if rng is None or rng[0] >= rng[1]:
+        return None
+    lo, hi = rng
+    first, last = aff[0] + aff[1] * lo, aff[0] + aff[1] * (hi - 1)
+    if min(first, last) < 0 or max(first, last) >= int(view.dims[k]):
+        return None
+    uniform = 0
+    for j, (i, s, d) in enumerate(zip(idx, view.strides, view.dims)):
+        if j != k:
+            if not 0 <= int(i) < int(d):
+                return None
+            uniform += int(i) * int(s)
+    return int(view.base) + (uniform + aff[0] * int(view.strides[k])) * view.size
 
 
 @semantics("view.load")

@@ -1,0 +1,65 @@
+"""Interpreter throughput on saxpy (from Loom text), with ratios to NumPy ``a*x+y``.
+
+Run: ``python benchmarks/interp_saxpy.py``. Prints elements/s for the grid engine with the
+sanitizer off and on at 2^16 and 2^20 f32 elements (workgroup 256), the ratio to NumPy in the
+same run, the sanitizer overhead, and the stepper's steps/s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import measure  # noqa: E402
+
+from loom.format.text.parser import parse_module  # noqa: E402
+from loom.interp import Stepper, launch  # noqa: E402
+
+SAXPY = Path(__file__).parent.parent / "tests" / "interp" / "kernels" / "saxpy.loom"
+
+
+def main() -> None:
+    """Print the figures."""
+    module = parse_module(SAXPY.read_text(), filename=str(SAXPY))
+    a = np.float32(2.5)
+    print(f"{'n':>8} {'mode':<14} {'time ms':>9} {'elements/s':>12} {'x NumPy':>9}")
+    for exp in (16, 20):
+        n = 1 << exp
+        rng = np.random.default_rng(exp)
+        x = rng.standard_normal(n).astype(np.float32)
+        y0 = rng.standard_normal(n).astype(np.float32)
+        t_np, _ = measure(lambda x=x, y0=y0: a * x + y0, repeat=20)
+        print(f"{n:>8} {'numpy a*x+y':<14} {t_np * 1e3:>9.3f} {n / t_np:>12.3e} {1.0:>9.1f}")
+        times = {}
+        for sanitize in (False, True):
+            y = y0.copy()
+
+            def go(y=y, sanitize=sanitize, x=x, n=n) -> None:
+                y[:] = y0
+                launch(module, "saxpy", workload=(n,), args=(n, a, x, y), sanitize=sanitize)
+
+            t, _ = measure(go, repeat=5)
+            assert np.array_equal(y, a * x + y0)
+            times[sanitize] = t
+            mode = "sanitize on" if sanitize else "sanitize off"
+            print(f"{n:>8} {mode:<14} {t * 1e3:>9.3f} {n / t:>12.3e} {t / t_np:>9.1f}")
+        print(f"{n:>8} sanitizer overhead: {times[True] / times[False]:.2f}x")
+    n = 1 << 12
+    x = np.ones(n, np.float32)
+    y = np.ones(n, np.float32)
+    stepper = Stepper(module, "saxpy", workload=(n,), args=(n, a, x, y))
+    t0 = time.perf_counter()
+    steps = 0
+    while steps < 100_000 and stepper.step():
+        steps += 1
+    dt = time.perf_counter() - t0
+    print(f"stepper: {steps} steps in {dt:.3f} s = {steps / dt:,.0f} steps/s "
+          f"(history {stepper.history_length})")
+
+
+if __name__ == "__main__":
+    main()
