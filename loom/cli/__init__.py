@@ -1,0 +1,1 @@
+"""Command-line tools: loom-format and loom-run."""
