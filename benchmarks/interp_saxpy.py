@@ -38,7 +38,7 @@ def main() -> None:
         for sanitize in (False, True):
             y = y0.copy()
 
-            def go(y=y, sanitize=sanitize, x=x, n=n) -> None:
+            def go(y=y, sanitize=sanitize, x=x, n=n, y0=y0) -> None:
                 y[:] = y0
                 launch(module, "saxpy", workload=(n,), args=(n, a, x, y), sanitize=sanitize)
 
@@ -57,8 +57,10 @@ def main() -> None:
     while steps < 100_000 and stepper.step():
         steps += 1
     dt = time.perf_counter() - t0
-    print(f"stepper: {steps} steps in {dt:.3f} s = {steps / dt:,.0f} steps/s "
-          f"(history {stepper.history_length})")
+    print(
+        f"stepper: {steps} steps in {dt:.3f} s = {steps / dt:,.0f} steps/s "
+        f"(history {stepper.history_length})"
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,153 @@
+"""The stepper: same memory as the grid engine, exact step_back, scheduling states."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).parent))
+from interp_helpers import load  # noqa: E402
+
+from loom.interp import AT_BARRIER, DONE, RUNNING, Stepper, launch
+
+
+def _inputs(name: str, size: int, seed: int) -> tuple[tuple, list]:
+    rng = np.random.default_rng(seed)
+    if name == "saxpy":
+        n = size
+        return (n,), [
+            n,
+            1.25,
+            rng.standard_normal(n).astype(np.float32),
+            rng.standard_normal(n).astype(np.float32),
+        ]
+    if name == "vector_add_i32":
+        n = size
+        return (n,), [
+            n,
+            *(rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32) for _ in range(2)),
+            np.zeros(n, np.int32),
+        ]
+    if name == "reverse_blocks_f32":
+        b = 1 + size % 3
+        return (b,), [b, rng.standard_normal(32 * b).astype(np.float32)]
+    if name == "reduce_sum":
+        g = 1 + size % 2
+        return (g,), [g, rng.integers(-100, 100, 64 * g).astype(np.int32), np.zeros(g, np.int32)]
+    if name == "transpose":
+        return (8, 16), [
+            8,
+            16,
+            rng.standard_normal((8, 16)).astype(np.float32),
+            np.zeros((16, 8), np.float32),
+        ]
+    if name == "copy_64_bytes":
+        return (), [rng.integers(0, 256, 64).astype(np.uint8), np.zeros(64, np.uint8)]
+    raise AssertionError(name)
+
+
+RACE_FREE = [
+    "saxpy",
+    "vector_add_i32",
+    "reverse_blocks_f32",
+    "reduce_sum",
+    "transpose",
+    "copy_64_bytes",
+]
+
+
+@settings(max_examples=12, deadline=None)
+@given(name=st.sampled_from(RACE_FREE), size=st.integers(1, 70), seed=st.integers(0, 2**16))
+def test_stepper_ends_with_the_grid_engines_memory(name: str, size: int, seed: int) -> None:
+    module = load(name)
+    workload, grid_args = _inputs(name, size, seed)
+    _, step_args = _inputs(name, size, seed)
+    launch(module, name, workload=workload, args=grid_args)
+    s = Stepper(module, name, workload=workload, args=step_args)
+    s.run()
+    assert s.done and s.current is None
+    for a, b in zip(grid_args, step_args):
+        if isinstance(a, np.ndarray):
+            assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("name", ["reverse_blocks_f32", "reduce_sum"])
+def test_step_back_is_exact_to_the_very_start(name: str) -> None:
+    module = load(name)
+    workload, args = _inputs(name, 1, 5)
+    initial = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    s = Stepper(module, name, workload=workload, args=args)
+    trace = []
+    while not s.done:
+        pos = s.current
+        trace.append((pos.workitem, pos.op, dict(s.values())))
+        s.step()
+    final = [a.copy() for a in args if isinstance(a, np.ndarray)]
+    assert s.history_length == len(trace)
+    for expected in reversed(trace):
+        assert s.step_back()
+        pos = s.current
+        assert (pos.workitem, pos.op) == expected[:2]
+        assert s.values().keys() == expected[2].keys()
+    assert not s.step_back() and s.history_length == 0
+    for a, b in zip(args, initial):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    s.run()  # replaying after a full rewind gives the same result
+    for a, b in zip([a for a in args if isinstance(a, np.ndarray)], final):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_barrier_scheduling_and_states() -> None:
+    module = load("reverse_blocks_f32")
+    s = Stepper(
+        module, "reverse_blocks_f32", workload=(1,), args=(1, np.arange(32.0, dtype=np.float32))
+    )
+    assert s.grid == (1, 1, 1) and s.workgroup_size == (32, 1, 1)
+    s.run_to_barrier()
+    assert s.current.workitem == (1, 0, 0)
+    states = s.workitem_states()
+    assert states[(0, 0, 0)] == AT_BARRIER and states[(1, 0, 0)] == RUNNING
+    for _ in range(31):
+        s.run_workitem()
+    # every workitem arrived: released, workitem 0 runs again after the barrier
+    assert s.current.workitem == (0, 0, 0)
+    assert all(v == RUNNING for v in s.workitem_states().values())
+    s.run_workitem()
+    assert s.workitem_states()[(0, 0, 0)] == DONE
+
+
+def test_run_to_line_values_and_memory_views() -> None:
+    module = load("reverse_blocks_f32")
+    data = np.arange(32.0, dtype=np.float32)
+    s = Stepper(module, "reverse_blocks_f32", workload=(1,), args=(1, data))
+    s.run_to(21)  # view.store %v, %stage[%lane]
+    assert s.current.line == 21 and s.current.workitem == (0, 0, 0)
+    vals = s.values()
+    assert vals["%lane"] == 0 and vals["%v"] == 0.0 and vals["%i"] == 0
+    names = s.buffers()
+    assert names[0] == "data" and len(names) == 2
+    stage = s.memory(names[1])
+    assert stage.uninitialised.all()
+    s.step()
+    stage = s.memory(names[1])
+    assert stage.touched[:4].all() and not stage.touched[4:].any()
+    assert not stage.uninitialised[:4].any() and stage.uninitialised[4:].all()
+    assert stage.array(np.float32)[0] == 0.0
+    s.step_back()
+    assert s.memory(names[1]).uninitialised.all()
+
+
+def test_stepper_reports_uninitialised_reads_and_divergent_barriers() -> None:
+    s = Stepper(load("uninit_read"), "uninit", args=(np.zeros(16, np.int32),))
+    s.run()
+    assert [d.code for d in s.findings][:1] == ["SANITIZE/001"]
+    assert s.findings[0].range.line == 22
+    s = Stepper(load("divergent_barrier"), "divergent", args=(np.zeros(32, np.int32),))
+    s.run()
+    assert any(d.code == "SANITIZE/004" for d in s.findings)
