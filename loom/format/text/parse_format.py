@@ -600,7 +600,7 @@ class _Compiler:
                     known = False
                 else:
                     want += 1
-            if known and want == 0:
+            if (known and want == 0) or (not known and not p.is_type_start()):
                 types: list[Type] = []
             else:
                 types = _type_list(p)
