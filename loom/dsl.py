@@ -568,6 +568,9 @@ class OpDef:
     examples: tuple[Example, ...] = ()
     verifier: Callable[..., Any] | None = None
     """Extra per-op check ``verifier(op, ctx)`` for rules the generic checks cannot express."""
+    verifier_cacheable: bool = False
+    """The ``verifier`` hook looks only at operand/result types, operand counts and attributes,
+    so the verifier may reuse its verdict for ops that agree on those."""
 
     def __post_init__(self) -> None:
         names = (

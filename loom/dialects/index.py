@@ -77,6 +77,7 @@ CONSTANT = op(
         Example("%b = index.constant 0 : offset"),
     ],
     verifier=_verify_constant,
+    verifier_cacheable=True,
 )
 
 CAST = op(
@@ -88,6 +89,7 @@ CAST = op(
     format=[Ref("input"), Kw(":"), TypeOf("input"), Kw("to"), TypeOf("result")],
     examples=[Example("%o = index.cast %i : index to offset", "%i: index")],
     verifier=_verify_cast,
+    verifier_cacheable=True,
 )
 
 ADD = binary_op(

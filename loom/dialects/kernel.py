@@ -291,6 +291,7 @@ BARRIER = op(
     legacy_formats=[[TemplateParam("memory_space"), AttrDict()]],
     examples=[Example("kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)")],
     verifier=_verify_barrier,
+    verifier_cacheable=True,
 )
 
 EXIT = op(

@@ -75,6 +75,7 @@ CONSTANT = op(
         Example("%t = scalar.constant true : i1"),
     ],
     verifier=_verify_constant,
+    verifier_cacheable=True,
 )
 
 _INT_BINARY = [

@@ -145,6 +145,7 @@ LOAD = op(
         Example("%x = view.load %v[0, %j] : view<4x8xi32> -> i32", "%j: index, %v: view<4x8xi32>"),
     ],
     verifier=_verify_load,
+    verifier_cacheable=True,
 )
 
 STORE = op(
@@ -173,6 +174,7 @@ STORE = op(
         Example("view.store %x, %v[%i] : f32, view<16xf32>", "%x: f32, %i: index, %v: view<16xf32>")
     ],
     verifier=_verify_store,
+    verifier_cacheable=True,
 )
 
 SUBVIEW = op(
@@ -197,6 +199,7 @@ SUBVIEW = op(
         )
     ],
     verifier=_verify_subview,
+    verifier_cacheable=True,
 )
 
 OPS = (LOAD, STORE, SUBVIEW)

@@ -32,7 +32,20 @@ from loom.ir import Block, Module, Operation, Region, Value
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
 from loom.typecheck import attr_problem, check_field_types
-from loom.verify.plan import Layout, OpPlan, plan_for
+from loom.verify.plan import (
+    F_CONVERGENT,
+    F_EXTRA,
+    F_HOOK,
+    F_IMPURE,
+    F_PLACEMENT,
+    F_REGIONS,
+    F_SEGMENTS,
+    F_SYMBOL_USES,
+    Layout,
+    OpPlan,
+    key_objects,
+    plan_for,
+)
 
 _NO_PARENTS: frozenset[str] = frozenset()
 
@@ -182,8 +195,7 @@ class ModuleVerifier:
         active = self.active
         values = self.values
         names = self.names
-        scope_names = self.scope_names
-        all_names = self.all_names
+        pure = self.pure_depth
         top = not self.parents
         ops = block.ops
         last = len(ops) - 1
@@ -198,99 +210,39 @@ class ModuleVerifier:
             operands = op.operands
             results = op.results
             attrs = op.attributes
-            layout = plan.fixed_layout
-            if layout is None or len(operands) != plan.n_operands or len(results) != plan.n_results:
+            flags = plan.flags
+            layout = plan.cur_layout
+            if len(operands) != plan.cur_no or len(results) != plan.cur_nr or flags & F_SEGMENTS:
                 layout = plan.layout_of(op)
-            ok = layout is not None and not layout.static_bad
-            if ok:
+            if layout is None:
+                ok = defined = False
+            else:
+                defined = not (flags & F_REGIONS or op.regions)
                 try:
-                    for v, acc in zip(operands, layout.ocons):
-                        vid = v.id
-                        s = stamp[vid]
-                        if s < 0 or not active[s] or values[vid] is not v:
-                            ok = False
-                            break
-                        t = v.type
-                        if t is not acc.fixed:
-                            e = acc.memo.get(id(t))
-                            if e is None or e[0] is not t:
-                                e = acc.learn(t)
-                            if not e[1]:
-                                ok = False
-                                break
-                    if ok:
-                        for v, acc in zip(results, layout.rcons):
-                            t = v.type
-                            if t is not acc.fixed:
-                                e = acc.memo.get(id(t))
-                                if e is None or e[0] is not t:
-                                    e = acc.learn(t)
-                                if not e[1]:
-                                    ok = False
-                                    break
-                    if ok and layout.same:
-                        for group in layout.same:
-                            first = None
-                            for p in group:
-                                t = operands[p].type if p >= 0 else results[-p - 1].type
-                                if first is None:
-                                    first = t
-                                elif t is not first and t != first:
-                                    ok = False
-                                    break
+                    ok = (layout.check_def if defined else layout.check)(
+                        operands, results, stamp, active, values, tok, names
+                    )
                 except (IndexError, AttributeError, TypeError):
                     ok = False
-            if ok and attrs:
-                attr_ok = plan.attr_ok
-                for k, val in attrs.items():
-                    chk = attr_ok.get(k)
-                    if chk is None or not chk(val):
-                        ok = False
-                        break
-                if ok and plan.attr_rules and not plan.rules_ok(attrs):
-                    ok = False
-            if ok and plan.required:
-                for k in plan.required:
-                    if k not in attrs:
-                        ok = False
-                        break
-            if ok:
-                if plan.has_parent is not None and parent_name not in plan.has_parent:
-                    ok = False
-                if plan.has_ancestor:
-                    for a in plan.has_ancestor:
-                        if a not in scope_names:
-                            ok = False
-                if plan.no_ancestor:
-                    for a in plan.no_ancestor:
-                        if a in all_names:
-                            ok = False
-                if (plan.symbol is None) is top:
-                    ok = False
-                if plan.is_terminator and oi != last:
-                    ok = False
+                defined = defined and ok
+            if ok and id(attrs) not in plan.good_attrs and not plan.attrs_ok(attrs):
+                ok = False
+            if ok and (flags & F_PLACEMENT or top):
+                ok = self._placement_ok(plan, parent_name, top, oi == last)
             if not ok:
                 self._cursor = (ri, bi, oi)
                 self._slow(op, plan, layout, parent_name, top, oi == last)
-            if self.pure_depth and plan.impure:
-                self.impure_hits.append(op)
-            if plan.convergent is not None:
-                self.convergent.append((op, tuple(self.parents)))
-            if plan.hook is not None:
-                self.ctx._op, self.ctx._layout = op, layout
-                try:
-                    found = plan.hook(op, self.ctx)
-                except Exception as e:  # a hook tripping over a malformed op
-                    found = [Violation("INTERNAL/001", f"could not be checked ({e!r})")]
-                if found:
+            if flags & F_EXTRA or op.regions:
+                if not (
+                    plan.quick_hook
+                    and not pure
+                    and defined
+                    and layout.key(operands, results, attrs) in plan.hook_ok
+                ):
                     self._cursor = (ri, bi, oi)
-                    self._report(op, found)
-            if plan.symbol_uses:
-                self._cursor = (ri, bi, oi)
-                self._check_symbol_uses(op, plan)
-            if op.regions or plan.needs_walk:
-                self._cursor = (ri, bi, oi)
-                self._regions(op, plan, layout, ri, bi, oi)
+                    self._extra(op, plan, layout, flags, ri, bi, oi)
+            if defined:
+                continue
             for r in results:
                 try:
                     rid = r.id
@@ -313,6 +265,60 @@ class ModuleVerifier:
                         )
                     names[n] = tok
         self._cursor = None
+
+    def _placement_ok(self, plan: OpPlan, parent_name: str, top: bool, is_last: bool) -> bool:
+        if (plan.symbol is None) is top:
+            return False
+        if plan.has_parent is not None and parent_name not in plan.has_parent:
+            return False
+        for a in plan.has_ancestor:
+            if a not in self.scope_names:
+                return False
+        for a in plan.no_ancestor:
+            if a in self.all_names:
+                return False
+        return not (plan.is_terminator and not is_last)
+
+    def _extra(
+        self, op: Operation, plan: OpPlan, layout: Layout | None, flags: int, ri: int, bi: int,
+        oi: int,
+    ) -> None:  # fmt: skip
+        """Hooks, symbol uses, effects and regions: the checks only some ops need."""
+        if flags & F_IMPURE and self.pure_depth:
+            self.impure_hits.append(op)
+        if flags & F_CONVERGENT:
+            self.convergent.append((op, tuple(self.parents)))
+        if flags & F_HOOK:
+            self._hook(op, plan, layout, ri, bi, oi)
+        if flags & F_SYMBOL_USES:
+            self._cursor = (ri, bi, oi)
+            self._check_symbol_uses(op, plan)
+        if op.regions or flags & F_REGIONS:
+            self._cursor = (ri, bi, oi)
+            self._regions(op, plan, layout, ri, bi, oi)
+
+    def _hook(
+        self, op: Operation, plan: OpPlan, layout: Layout | None, ri: int, bi: int, oi: int
+    ) -> None:
+        key = None
+        if layout is not None and layout.key is not None:
+            try:
+                key = layout.key(op.operands, op.results, op.attributes)
+            except (IndexError, AttributeError):
+                key = None
+            if key is not None and key in plan.hook_ok:
+                return
+        ctx = self.ctx
+        ctx._op, ctx._layout = op, layout
+        try:
+            found = plan.hook(op, ctx)
+        except Exception as e:  # a hook tripping over a malformed op
+            found = [Violation("INTERNAL/001", f"could not be checked ({e!r})")]
+        if found:
+            self._cursor = (ri, bi, oi)
+            self._report(op, found)
+        elif key is not None and len(plan.hook_ok) < 4096:
+            plan.hook_ok[key] = key_objects(op)  # keeps them alive: their ids stay theirs
 
     # ------------------------------------------------------------------ definitions and uses
 

@@ -9,6 +9,7 @@ per-op dicts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from loom.dsl import (
@@ -36,29 +37,53 @@ from loom.opview import SEGMENTS_ATTR, _split, needs_segments
 from loom.typecheck import attr_problem
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+F_SEGMENTS = 1
+F_RULES = 2
+F_REQUIRED = 4
+F_PLACEMENT = 8
+F_HOOK = 16
+F_SYMBOL_USES = 32
+F_REGIONS = 64
+F_IMPURE = 128
+F_CONVERGENT = 256
+F_EXTRA = F_HOOK | F_SYMBOL_USES | F_REGIONS | F_IMPURE | F_CONVERGENT
+"""Bits of :attr:`OpPlan.flags`: which checks an op of this kind needs beyond the basics."""
 _MEMO_LIMIT = 4096
 
 
 class Accept:
     """A type constraint with a memo of decisions (keyed by type identity)."""
 
-    __slots__ = ("constraint", "fixed", "memo")
+    __slots__ = ("constraint", "fixed", "memo", "good")
 
     def __init__(self, constraint: TypeConstraint) -> None:
         self.constraint = constraint
         self.fixed = constraint.fixed
         self.memo: dict[int, tuple[Type, bool]] = {}
+        self.good: set[int] = set()
+        """Ids of accepted types; each is kept alive by ``memo`` so ids cannot be reused."""
+
+    def admit(self, t: Type) -> bool:
+        """True when ``t`` is accepted (remembered in ``good`` for the generated checkers)."""
+        e = self.memo.get(id(t))
+        if e is None or e[0] is not t:
+            e = self.learn(t)
+        return e[1]
 
     def learn(self, t: Type) -> tuple[Type, bool]:
         """Decide ``t`` and remember the decision (the entry keeps ``t`` alive)."""
         if len(self.memo) > _MEMO_LIMIT:
             self.memo.clear()
+            self.good.clear()
         try:
             ok = bool(self.constraint(t))
         except Exception:  # a malformed type object: reject, the slow path explains
             ok = False
         entry = (t, ok)
         self.memo[id(t)] = entry
+        if ok:
+            self.good.add(id(t))
         return entry
 
 
@@ -77,7 +102,9 @@ def accept_for(constraint: TypeConstraint) -> Accept:
 class Layout:
     """Operand/result positions of one op shape: constraints, same-type groups, slices."""
 
-    __slots__ = ("ocons", "rcons", "same", "slices", "rslices", "static_bad")
+    __slots__ = (
+        "ocons", "rcons", "same", "slices", "rslices", "static_bad", "check", "check_def", "key",
+    )  # fmt: skip
 
     def __init__(self, decl: OpDef, n_operands: int, n_results: int, segments: Any) -> None:
         oslices = _slices(decl.operands, n_operands, segments, "operand")
@@ -121,6 +148,115 @@ class Layout:
                 for x, y in zip(pa, pb):
                     same.append((x, y))
         self.same = tuple(same)
+        if self.static_bad:
+            self.check = self.check_def = _never
+        else:
+            self.check = _compile_check(self.ocons, self.rcons, self.same, False)
+            self.check_def = _compile_check(self.ocons, self.rcons, self.same, True)
+        self.key = _compile_key(n_operands, n_results) if decl.verifier_cacheable else None
+
+
+def _compile_check(
+    ocons: tuple[Accept | None, ...],
+    rcons: tuple[Accept | None, ...],
+    same: tuple[tuple[int, ...], ...],
+    define: bool,
+) -> Callable[..., bool]:
+    """Generate straight-line code checking one op shape: every operand is visible and a
+    value of this module, every type satisfies its constraint, same-type groups agree; with
+    ``define``, results are also checked to be fresh and then defined (all or nothing).
+    Returns False on the first problem (the slow path then explains); may raise on malformed
+    ops (also handled by the slow path)."""
+    env: dict[str, Any] = {}
+    lines = ["def check(ops, res, stamp, active, values, tok, names):"]
+    for i, acc in enumerate(ocons):
+        lines += [
+            f"    v = ops[{i}]",
+            "    i = v.id",
+            "    s = stamp[i]",
+            "    if s < 0 or not active[s] or values[i] is not v:",
+            "        return False",
+            f"    o{i} = v.type",
+        ]
+        lines += _type_test(f"o{i}", f"oa{i}", acc, env)
+    for i, acc in enumerate(rcons):
+        lines.append(f"    v{i} = res[{i}]")
+        lines.append(f"    r{i} = v{i}.type")
+        lines += _type_test(f"r{i}", f"ra{i}", acc, env)
+        if define:
+            lines += [
+                f"    d{i} = v{i}.id",
+                f"    if stamp[d{i}] != -1 or values[d{i}] is not v{i}:",
+                "        return False",
+                f"    n{i} = v{i}.name",
+                f"    if n{i} is not None:",
+                f"        p = names.get(n{i})",
+                "        if p is not None and active[p]:",
+                "            return False",
+            ]
+    for group in same:
+        vars_ = [f"o{p}" if p >= 0 else f"r{-p - 1}" for p in group]
+        for other in vars_[1:]:
+            lines += [
+                f"    if {other} is not {vars_[0]} and {other} != {vars_[0]}:",
+                "        return False",
+            ]
+    if define:
+        if len(rcons) > 1:  # two results of one op must not share a value or a name
+            ids = ", ".join(f"d{i}" for i in range(len(rcons)))
+            lines += [f"    if len({{{ids}}}) != {len(rcons)}:", "        return False"]
+            nm = ", ".join(f"n{i}" for i in range(len(rcons)))
+            lines += [
+                f"    named = [n for n in ({nm},) if n is not None]",
+                "    if len(set(named)) != len(named):",
+                "        return False",
+            ]
+        for i in range(len(rcons)):
+            lines += [
+                f"    stamp[d{i}] = tok",
+                f"    if n{i} is not None:",
+                f"        names[n{i}] = tok",
+            ]
+    lines.append("    return True")
+    exec(compile("\n".join(lines), "<loom.verify layout check>", "exec"), env)  # noqa: S102
+    return env["check"]
+
+
+def _never(*args: Any) -> bool:
+    return False
+
+
+def _compile_key(n_operands: int, n_results: int) -> Callable[..., tuple[int, ...]]:
+    """Generate ``key(ops, res, attrs)``: the ids of the attribute mapping and of every type
+    of the op (a cache entry must keep those objects alive, see :func:`key_objects`)."""
+    parts = ["id(attrs)"] + [f"id(ops[{i}].type)" for i in range(n_operands)]
+    parts += [f"id(res[{i}].type)" for i in range(n_results)]
+    env: dict[str, Any] = {}
+    src = f"def key(ops, res, attrs):\n    return ({', '.join(parts)},)"
+    exec(compile(src, "<loom.verify hook key>", "exec"), env)  # noqa: S102
+    return env["key"]
+
+
+def key_objects(op: Any) -> tuple[Any, ...]:
+    """The objects whose ids make up a hook cache key of ``op``."""
+    return (op.attributes, *(v.type for v in op.operands), *(v.type for v in op.results))
+
+
+def _type_test(var: str, name: str, acc: Accept | None, env: dict[str, Any]) -> list[str]:
+    if acc is None:
+        return []
+    env[name] = acc
+    env[name + "_good"] = acc.good
+    if acc.fixed is not None:
+        env[name + "_fixed"] = acc.fixed
+        return [
+            f"    if {var} is not {name}_fixed and not {name}.admit({var}):",
+            "        return False",
+        ]
+    return [
+        f"    if id({var}) not in {name}_good and not {name}.admit({var}):",
+        "        return False",
+    ]
 
 
 def _slices(fields, n: int, segments: Any, what: str) -> dict[str, tuple[int, int]]:  # noqa: ANN001
@@ -172,7 +308,8 @@ class OpPlan:
         "required", "attr_ok", "attr_rules", "has_parent", "has_ancestor", "no_ancestor",
         "symbol", "symbol_uses", "hook", "is_terminator", "isolated", "n_req_regions",
         "n_max_regions", "impure", "reads", "writes", "convergent", "call", "uniformity",
-        "control", "needs_walk",
+        "control", "needs_walk", "flags", "cur_no", "cur_nr", "cur_layout", "good_attrs",
+        "_kept_attrs", "hook_ok", "quick_hook",
     )  # fmt: skip
 
     def __init__(self, decl: OpDef) -> None:
@@ -218,6 +355,41 @@ class OpPlan:
         self.uniformity = u.level if u is not None else None
         self.control = decl.trait(ControlFlow)
         self.needs_walk = bool(decl.regions)
+        flags = 0
+        if self.segmented:
+            flags |= F_SEGMENTS
+        if self.attr_rules:
+            flags |= F_RULES
+        if self.required:
+            flags |= F_REQUIRED
+        if (
+            self.has_parent is not None
+            or self.has_ancestor
+            or self.no_ancestor
+            or self.is_terminator
+            or self.symbol is not None
+        ):
+            flags |= F_PLACEMENT
+        if self.hook is not None:
+            flags |= F_HOOK
+        if self.symbol_uses:
+            flags |= F_SYMBOL_USES
+        if decl.regions:
+            flags |= F_REGIONS
+        if self.impure:
+            flags |= F_IMPURE
+        if conv is not None:
+            flags |= F_CONVERGENT
+        self.flags = flags
+        self.good_attrs: set[int] = set()
+        self._kept_attrs: list[Any] = []
+        self.hook_ok: dict[Any, tuple[Any, ...]] = {}
+        self.quick_hook = decl.verifier_cacheable and (flags & F_EXTRA & ~F_IMPURE) == F_HOOK
+        """Only a cacheable hook is left to run (when not in a side-effect-free region)."""
+        """Keys (see :func:`_compile_key`) of op shapes a cacheable hook accepted."""
+        self.cur_no, self.cur_nr, self.cur_layout = self.n_operands, self.n_results, None
+        if self.fixed_layout is not None:
+            self.cur_layout = self.fixed_layout
 
     def layout(self, n_operands: int, n_results: int, segments: Any) -> Layout | None:
         """The layout for this shape, or None when the counts do not fit the declaration."""
@@ -237,9 +409,32 @@ class OpPlan:
         return lay
 
     def layout_of(self, op: Any) -> Layout | None:
-        """The layout of ``op``'s shape."""
+        """The layout of ``op``'s shape (remembered as the current one for the next op)."""
         segments = op.attributes.get(SEGMENTS_ATTR) if self.segmented else None
-        return self.layout(len(op.operands), len(op.results), segments)
+        lay = self.layout(len(op.operands), len(op.results), segments)
+        if lay is not None and not self.segmented:
+            self.cur_no, self.cur_nr, self.cur_layout = len(op.operands), len(op.results), lay
+        return lay
+
+    def attrs_ok(self, attrs: Any) -> bool:
+        """Every attribute is declared and valid, required ones are present, rules hold.
+
+        Immutable attribute mappings (shared between ops by the IR) are remembered by
+        identity, so each distinct mapping is checked once."""
+        attr_ok = self.attr_ok
+        for k, val in attrs.items():
+            chk = attr_ok.get(k)
+            if chk is None or not chk(val):
+                return False
+        for k in self.required:
+            if k not in attrs:
+                return False
+        if self.attr_rules and not self.rules_ok(attrs):
+            return False
+        if type(attrs) is MappingProxyType and len(self._kept_attrs) < _MEMO_LIMIT:
+            self._kept_attrs.append(attrs)
+            self.good_attrs.add(id(attrs))
+        return True
 
     def rules_ok(self, attrs: Any) -> bool:
         """RequiresTogether / RequiresAttr hold."""
