@@ -232,15 +232,14 @@ class ModuleVerifier:
             if not ok:
                 self._cursor = (ri, bi, oi)
                 self._slow(op, plan, layout, parent_name, top, oi == last)
-            if flags & F_EXTRA or op.regions:
-                if not (
-                    plan.quick_hook
-                    and not pure
-                    and defined
-                    and layout.key(operands, results, attrs) in plan.hook_ok
-                ):
-                    self._cursor = (ri, bi, oi)
-                    self._extra(op, plan, layout, flags, ri, bi, oi)
+            if (flags & F_EXTRA or op.regions) and not (
+                plan.quick_hook
+                and not pure
+                and defined
+                and layout.key(operands, results, attrs) in plan.hook_ok
+            ):
+                self._cursor = (ri, bi, oi)
+                self._extra(op, plan, layout, flags, ri, bi, oi)
             if defined:
                 continue
             for r in results:
