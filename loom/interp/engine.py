@@ -25,7 +25,7 @@ from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module
 from loom.opview import region_groups
 
-CHUNK_LANES = 1 << 20
+CHUNK_LANES = 1 << 15
 """Most lanes run together (bounds the memory of lane arrays)."""
 DEFAULT_MAX_STEPS = 10_000_000
 """Ops one workitem may execute when ``max_steps`` is None."""
@@ -581,8 +581,9 @@ class GridContext(BaseContext):
             self._check(step, buf, byte_pos, lanes, raw)
         buf.data[byte_pos] = raw
 
-    def _lanes_and_addr(self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
-                        ) -> tuple:
+    def _lanes_and_addr(
+        self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
+    ) -> tuple:
         if addr is None:
             addr = contig + np.arange(self.n, dtype=np.int64) * size
         lanes = (
@@ -631,7 +632,14 @@ class GridContext(BaseContext):
             san.check_read(self.findings, step, buf, ix, items, epochs, self.wg)
         else:
             san.check_write(
-                self.findings, step, buf, ix, items, epochs, self.wg, raw.reshape(-1, size),
+                self.findings,
+                step,
+                buf,
+                ix,
+                items,
+                epochs,
+                self.wg,
+                raw.reshape(-1, size),
                 buf.data,
             )
 

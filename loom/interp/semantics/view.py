@@ -44,15 +44,23 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
 def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None:
     parts = ", ".join("{}" for _ in idx)
     dims = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
-    ctx.check(step, bad, "RUNTIME/001", f"index [{parts}] is out of bounds for a view of "
-              f"shape {dims}", *idx)
+    ctx.check(
+        step,
+        bad,
+        "RUNTIME/001",
+        f"index [{parts}] is out of bounds for a view of shape {dims}",
+        *idx,
+    )
 
 
 def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     """Lane-0 byte address when exactly one index is lane-affine with unit element stride and
     every active lane is in bounds (checked from the affine form, without touching lanes)."""
-    if not affs or np.ndim(view.base) or any(np.ndim(s) or np.ndim(d)
-                                              for s, d in zip(view.strides, view.dims)):
+    if (
+        not affs
+        or np.ndim(view.base)
+        or any(np.ndim(s) or np.ndim(d) for s, d in zip(view.strides, view.dims))
+    ):
         return None
     varying = [k for k, i in enumerate(idx) if np.ndim(i)]
     if len(varying) != 1:
