@@ -329,6 +329,7 @@ class GridContext(BaseContext):
         self.coords: dict[Any, Any] = {}
         self.live = None
         self.epochs = np.zeros(ngroups, dtype=np.int32)
+        self._epoch_version = 0
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
@@ -452,11 +453,13 @@ class GridContext(BaseContext):
         groups = self.lane_group()
         if self.mask is None:
             self.epochs += 1
+            self._epoch_version += 1
             return
         arrived = np.bincount(groups[self.mask], minlength=self.ng)
         live = self.live if self.live is not None else np.ones(self.n, dtype=bool)
         alive = np.bincount(groups[live], minlength=self.ng)
         self.epochs[arrived > 0] += 1
+        self._epoch_version += 1
         bad = (arrived > 0) & (arrived < alive)
         if bad.any():
             g = int(np.flatnonzero(bad)[0])
@@ -617,17 +620,19 @@ class GridContext(BaseContext):
         return data[pos[:, None] + np.arange(size)].reshape(-1).view(dtype)
 
     def _epochs_of(self, lanes: np.ndarray) -> np.ndarray:
-        return self.epochs[lanes // self.wg]
+        le = self.coords.get("epochs")
+        if le is None or le[0] != self._epoch_version:
+            le = self.coords["epochs"] = (self._epoch_version, np.repeat(self.epochs, self.wg))
+        return le[1][lanes]
 
     def _check_slice(
         self, step: Any, buf: Buf, a0: int, lo: int, hi: int, size: int, raw: Any
     ) -> None:
         if buf.shadow is None:
             return
-        lanes = np.arange(lo, hi, dtype=np.int64)
         ix = san.SliceIndex(a0, hi - lo, size)
-        items = lanes + self.g0 * self.wg
-        epochs = self._epochs_of(lanes)
+        items = self.lane_items()[lo:hi]
+        epochs = self._epochs_of(slice(lo, hi))
         if raw is None:
             san.check_read(self.findings, step, buf, ix, items, epochs, self.wg)
         else:

@@ -52,11 +52,12 @@ class Shadow:
         self.g = g
         self.init = np.full(n, self.initialised, dtype=bool)
         self.w_item = np.full(n, NONE, dtype=np.int64)
-        self.w_epoch = np.zeros(n, dtype=np.int32)
-        self.w_op = np.zeros(n, dtype=np.int32)
+        # epoch/op entries are only read where an item is recorded, so they need no fill
+        self.w_epoch = np.empty(n, dtype=np.int32)
+        self.w_op = np.empty(n, dtype=np.int32)
         self.r_item = np.full(n, NONE, dtype=np.int64)
-        self.r_epoch = np.zeros(n, dtype=np.int32)
-        self.r_op = np.zeros(n, dtype=np.int32)
+        self.r_epoch = np.empty(n, dtype=np.int32)
+        self.r_op = np.empty(n, dtype=np.int32)
 
     def fit(self, align: int, size: int) -> None:
         """Make the granule divide the access alignment and size."""
