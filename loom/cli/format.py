@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
@@ -260,16 +261,12 @@ def _atomic_write(name: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        try:
+        with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(name).st_mode & 0o7777)
-        except OSError:
-            pass
         os.replace(tmp, name)
     except OSError as e:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         _err(f"loom-format: error: cannot write {name}: {e.strerror or e}")
         raise _Fail from None
 
