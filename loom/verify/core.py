@@ -159,6 +159,8 @@ class ModuleVerifier:
         self.values = module.values
         self.stamp: list[int] = [-1] * len(module.values)
         self.active = bytearray(b"\x01")
+        self.tok_root: list[Operation | None] = [None]
+        self.root: Operation | None = None
         self.names: dict[str, int] = {}
         self.hidden: dict[int, Operation] = {}
         self.tokens: list[int] = [0]
@@ -167,7 +169,7 @@ class ModuleVerifier:
         self.all_names: frozenset[str] = _NO_PARENTS
         self.pure_depth = 0
         self.impure_hits: list[Operation] = []
-        self.convergent: list[tuple[Operation, tuple[Operation, ...]]] = []
+        self.convergent: list[tuple[Operation, tuple[Operation, ...], str | None]] = []
         self._trail: list[tuple[Operation, int, int, int]] = []
         self._cursor: tuple[int, int, int] | None = None
         self._defined: set[int] | None = None
@@ -286,7 +288,8 @@ class ModuleVerifier:
         if flags & F_IMPURE and self.pure_depth:
             self.impure_hits.append(op)
         if flags & F_CONVERGENT:
-            self.convergent.append((op, tuple(self.parents)))
+            self._cursor = (ri, bi, oi)
+            self.convergent.append((op, tuple(self.parents), self._path_of(op)))
         if flags & F_HOOK:
             self._hook(op, plan, layout, ri, bi, oi)
         if flags & F_SYMBOL_USES:
@@ -377,13 +380,15 @@ class ModuleVerifier:
         s = self.stamp[vid]
         if s >= 0 and self.active[s]:
             return
-        if s >= 0 and s in self.hidden:
-            iso = self.hidden[s]
+        iso = self.hidden.get(s) if s >= 0 else None
+        if iso is None and s >= 0 and self.tok_root[s] is not self.root:
+            iso = self.tok_root[s] if self.root is None else self.root
+        if iso is not None:
             self.error(
                 op,
                 "DOMINANCE/002",
-                f"'{op.name}' operand '{label}' uses {name}, which is defined outside the "
-                f"isolated-from-above '{iso.name}'",
+                f"'{op.name}' operand '{label}' uses {name}, which does not cross the "
+                f"isolated-from-above '{iso.name}' boundary",
                 params={"value": name, "boundary": iso.name},
             )
             return
@@ -633,8 +638,9 @@ class ModuleVerifier:
                 f"{nreq if nreq == nmax else f'{nreq} to {nmax}'}",
             )
         isolated = plan is not None and plan.isolated
-        saved = (self.scope_names, self.all_names, self.tokens)
+        saved = (self.scope_names, self.all_names, self.tokens, self.root)
         if isolated:
+            self.root = op
             for t in self.tokens:
                 self.active[t] = 0
                 self.hidden[t] = op
@@ -653,7 +659,7 @@ class ModuleVerifier:
         finally:
             self.parents.pop()
             self._trail.pop()
-            self.scope_names, self.all_names, self.tokens = saved
+            self.scope_names, self.all_names, self.tokens, self.root = saved
             if isolated:
                 for t in self.tokens:
                     self.active[t] = 1
@@ -696,6 +702,7 @@ class ModuleVerifier:
             for b_index, block in enumerate(region.blocks):
                 tok = len(self.active)
                 self.active.append(1)
+                self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
                 self._walk_block(block, tok, op.name, r_index, b_index)

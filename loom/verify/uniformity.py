@@ -158,11 +158,11 @@ _DISTRIBUTION = {1: "subgroup", 2: "lane_varying"}
 
 
 def check_convergent(
-    verifier: ModuleVerifier, found: list[tuple[Operation, tuple[Operation, ...]]]
+    verifier: ModuleVerifier, found: list[tuple[Operation, tuple[Operation, ...], str | None]]
 ) -> None:
     """Report convergent ops under control that varies more than their scope allows."""
     infos: dict[int, UniformityInfo] = {}
-    for op, parents in found:
+    for op, parents, path in found:
         if not parents:
             continue
         plan = verifier.plan(op.name)
@@ -208,6 +208,7 @@ def check_convergent(
                 f"(derived from '{src_name}') {{"
                 + ", ".join(f'{k}="{v}"' for k, v in params.items())
                 + "}",
+                path,
                 params=params,
             )
             break

@@ -1,0 +1,1 @@
+"""Small, self-contained example frontends that build Loom through the public API."""
