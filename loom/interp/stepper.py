@@ -106,7 +106,7 @@ class _ItemContext(BaseContext):
         return frame[2][frame[0].func.slots[v.id]]
 
     def check(self, step: Any, bad: Any, code: str, fmt: str, *values: Any) -> None:
-        if bool(np.any(bad)):
+        if bad if isinstance(bad, bool | np.bool_) else bool(np.any(bad)):
             raise self.error(step, code, format_lane(fmt, values, None), None)
 
     def error(self, step: Any, code: str, message: str, lane: int | None) -> LoomRuntimeError:
@@ -186,6 +186,7 @@ class Stepper:
         self._rec: list | None = None
         self._touched: list[tuple] = []
         self._pending_state: str | None = None
+        self._quiet = False
         self.ctx = _ItemContext(self)
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
@@ -272,8 +273,11 @@ class Stepper:
         self._touched = []
         self._pending_state = None
         try:
-            with np.errstate(all="ignore"):
+            if self._quiet:
                 self._execute(it)
+            else:
+                with np.errstate(all="ignore"):
+                    self._execute(it)
             if self._pending_state is not None and it.state == RUNNING:
                 rec[6].append((it, it.state))
                 it.state = self._pending_state
@@ -325,9 +329,14 @@ class Stepper:
     def _run_while(self, cond: Any) -> int:
         start = (self._cur, self._group)
         n = 0
-        while not self._done and cond(start):
-            self.step()
-            n += 1
+        with np.errstate(all="ignore"):
+            self._quiet = True
+            try:
+                while not self._done and cond(start):
+                    self.step()
+                    n += 1
+            finally:
+                self._quiet = False
         return n
 
     # ------------------------------------------------------------------ execution

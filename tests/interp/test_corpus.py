@@ -167,3 +167,28 @@ def test_equal_value_write_race_is_a_warning() -> None:
     r = launch(m, "copy_64_bytes", args=(np.zeros(64, np.uint8), np.zeros(64, np.uint8)))
     assert r.findings and all(d.severity is DiagnosticSeverity.WARNING for d in r.findings)
     assert r.findings[0].code == "SANITIZE/003"
+
+
+def _collatz(x: int) -> int:
+    k = 0
+    while x > 1:
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        k += 1
+    return k
+
+
+def test_divergent_control_flow_calls_and_exit() -> None:
+    n = 45
+    steps = np.zeros(n, np.int32)
+    tri = np.zeros(n, np.int32)
+    r = launch(load("control"), "control", workload=(n,), args=(n, steps, tri))
+    assert r.findings == []
+    assert steps.tolist() == [min(_collatz(i + 1), 100) for i in range(n)]
+    assert tri.tolist() == [i * (i - 1) // 2 for i in range(n)]
+
+
+def test_exited_workitems_leave_the_barrier() -> None:
+    data = np.arange(32, dtype=np.int32)
+    r = launch(load("exit_barrier"), "rotate", workload=(20,), args=(20, data))
+    assert r.findings == []  # no barrier divergence although 12 workitems exited
+    assert data.tolist() == [*range(1, 20), 0] + [-1] * 12

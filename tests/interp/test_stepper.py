@@ -46,6 +46,12 @@ def _inputs(name: str, size: int, seed: int) -> tuple[tuple, list]:
             rng.standard_normal((8, 16)).astype(np.float32),
             np.zeros((16, 8), np.float32),
         ]
+    if name == "control":
+        n = size
+        return (n,), [n, np.zeros(n, np.int32), np.zeros(n, np.int32)]
+    if name == "exit_barrier":
+        n = 1 + size % 32
+        return (n,), [n, rng.integers(-9, 9, 32).astype(np.int32)]
     if name == "copy_64_bytes":
         return (), [rng.integers(0, 256, 64).astype(np.uint8), np.zeros(64, np.uint8)]
     raise AssertionError(name)
@@ -58,17 +64,21 @@ RACE_FREE = [
     "reduce_sum",
     "transpose",
     "copy_64_bytes",
+    "control",
+    "exit_barrier",
 ]
+KERNEL_NAME = {"exit_barrier": "rotate"}
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(name=st.sampled_from(RACE_FREE), size=st.integers(1, 70), seed=st.integers(0, 2**16))
 def test_stepper_ends_with_the_grid_engines_memory(name: str, size: int, seed: int) -> None:
     module = load(name)
     workload, grid_args = _inputs(name, size, seed)
     _, step_args = _inputs(name, size, seed)
-    launch(module, name, workload=workload, args=grid_args)
-    s = Stepper(module, name, workload=workload, args=step_args)
+    kernel = KERNEL_NAME.get(name, name)
+    launch(module, kernel, workload=workload, args=grid_args)
+    s = Stepper(module, kernel, workload=workload, args=step_args)
     s.run()
     assert s.done and s.current is None
     for a, b in zip(grid_args, step_args):

@@ -30,12 +30,10 @@ def type_dims(ctx: Any, t: Any) -> tuple:
 def _view(ctx: Any, step: Any, buf: Any, off: Any) -> View:
     t = rtype(step)
     dims = type_dims(ctx, t)
-    ctx.check(
-        step,
-        np.zeros((), bool) if not dims else _neg(dims),
-        "RUNTIME/001",
-        "view extent is negative",
-    )
+    if dims:
+        bad = _neg(dims)
+        if bad if isinstance(bad, bool | np.bool_) else bad.any():
+            ctx.check(step, bad, "RUNTIME/001", "a view extent is negative")
     return View(buf, off, dims, dense_strides(dims), t.element_type)
 
 

@@ -30,10 +30,10 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
     contig = _contiguous(ctx, view, idx, affs)
     if contig is not None:
         return None, contig
-    bad = False
+    bad: Any = False
     for i, d in zip(idx, view.dims):
         bad = bad | (i < 0) | (i >= d)
-    if np.any(bad):
+    if bad if isinstance(bad, bool | np.bool_) else bad.any():
         _out_of_bounds(ctx, step, view, idx, bad)
     elem: Any = np.int64(0)
     for i, s in zip(idx, view.strides):
