@@ -26,16 +26,35 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loom-run", description="Run a Loom kernel on NumPy data.")
     p.add_argument("file", help="a .loom text file")
     p.add_argument("--kernel", required=True, help="kernel symbol (with or without @)")
-    p.add_argument("--workload", nargs="*", type=int, default=[], metavar="N",
-                   help="workload values for the config region")
-    p.add_argument("--arg", action="append", default=[], metavar="NAME=FILE.npy|VALUE",
-                   help="a launch argument (repeat for each, any order)")
-    p.add_argument("-o", "--output", default=".", metavar="OUTDIR",
-                   help="folder for the written-back buffers (default: current folder)")
+    p.add_argument(
+        "--workload",
+        nargs="*",
+        type=int,
+        default=[],
+        metavar="N",
+        help="workload values for the config region",
+    )
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy|VALUE",
+        help="a launch argument (repeat for each, any order)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default=".",
+        metavar="OUTDIR",
+        help="folder for the written-back buffers (default: current folder)",
+    )
     p.add_argument("--no-sanitize", action="store_true", help="turn the sanitizer off")
     p.add_argument("--max-steps", type=int, default=None, help="ops one workitem may execute")
-    p.add_argument("--progress", action="store_true",
-                   help="show a progress bar even when stderr is not a terminal")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar even when stderr is not a terminal",
+    )
     return p
 
 
@@ -104,8 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for item in ns.arg:
         name, sep, value = item.partition("=")
         if not sep:
-            print(f"loom-run: --arg {item!r} must be NAME=FILE.npy or NAME=VALUE",
-                  file=sys.stderr)
+            print(f"loom-run: --arg {item!r} must be NAME=FILE.npy or NAME=VALUE", file=sys.stderr)
             return 2
         given[name.lstrip("%")] = value
     try:
@@ -113,9 +131,15 @@ def main(argv: list[str] | None = None) -> int:
         plan = _plan(module, ns.kernel)
         args, buffers = _bind(plan, given)
         show = ns.progress or sys.stderr.isatty()
-        result = launch(module, ns.kernel, workload=tuple(ns.workload), args=tuple(args),
-                        sanitize=not ns.no_sanitize, max_steps=ns.max_steps,
-                        progress=_progress_bar(sys.stderr) if show else None)
+        result = launch(
+            module,
+            ns.kernel,
+            workload=tuple(ns.workload),
+            args=tuple(args),
+            sanitize=not ns.no_sanitize,
+            max_steps=ns.max_steps,
+            progress=_progress_bar(sys.stderr) if show else None,
+        )
     except ValueError as e:
         print(f"loom-run: {e}", file=sys.stderr)
         return 2
@@ -128,9 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         np.save(out / f"{name}.npy", arr)
     for d in result.findings:
         print(d.render(), file=sys.stderr)
-    print(f"ran @{result.kernel}: grid {result.grid}, workgroup {result.workgroup}, "
-          f"{result.workitems} workitems, {result.ops_executed} ops in "
-          f"{result.wall_time * 1e3:.1f} ms; wrote {len(buffers)} buffer(s) to {out}")
+    print(
+        f"ran @{result.kernel}: grid {result.grid}, workgroup {result.workgroup}, "
+        f"{result.workitems} workitems, {result.ops_executed} ops in "
+        f"{result.wall_time * 1e3:.1f} ms; wrote {len(buffers)} buffer(s) to {out}"
+    )
     return 1 if result.errors else 0
 
 

@@ -18,6 +18,9 @@ from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.interp.report import coords_text, op_diagnostic
 
 NONE = -1
+MAX_SHADOW_BYTES = 4 << 30
+"""Largest shadow state per buffer; larger launches must run with ``sanitize=False``."""
+_BYTES_PER_GRANULE = 29
 
 
 class Shadow:
@@ -49,6 +52,14 @@ class Shadow:
 
     def _allocate(self, g: int) -> None:
         n = -(-self.nbytes // g)
+        if n * _BYTES_PER_GRANULE > MAX_SHADOW_BYTES:
+            from loom.errors import LoomRuntimeError
+
+            raise LoomRuntimeError(
+                f"a {self.nbytes}-byte buffer needs {n * _BYTES_PER_GRANULE >> 20} MiB of "
+                "sanitizer state, more than the interpreter allows; run with sanitize=False "
+                "(loom-run --no-sanitize)"
+            )
         self.g = g
         self.init = np.full(n, self.initialised, dtype=bool)
         self.w_item = np.full(n, NONE, dtype=np.int64)

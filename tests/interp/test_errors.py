@@ -236,3 +236,17 @@ def test_zero_sized_grid_does_no_work() -> None:
     m = parse_module(text.format(body=body), filename="z.loom")
     r = launch(m, "k", args=(np.zeros(4, np.int32),))
     assert r.workitems == 0 and r.ops_executed == 0
+
+
+def test_sanitizer_state_too_large_is_refused(monkeypatch) -> None:
+    from loom.interp import sanitizer
+
+    monkeypatch.setattr(sanitizer, "MAX_SHADOW_BYTES", 1000)
+    m = kernel("""
+%v = index.cast %lane : index to i32
+view.store %v, %ov[%lane] : i32, view<4xi32>""")
+    big = np.zeros(1024, np.int32)
+    with pytest.raises(LoomRuntimeError, match="sanitize=False"):
+        launch(m, "k", args=(big,))
+    launch(m, "k", args=(big,), sanitize=False)
+    np.testing.assert_array_equal(big[:4], [0, 1, 2, 3])
