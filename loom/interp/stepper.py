@@ -32,6 +32,7 @@ from loom.verify import op_source_range
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 """Workitem states."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
+_BOOLS = (bool, np.bool_)
 
 
 @dataclass(frozen=True)
@@ -392,7 +393,7 @@ class Stepper:
                 it.stack = it.stack[:-1] + ((region, pc + 1, env, owner),)
                 return
             _, r, args, m = action
-            if m is not None and not bool(np.all(m)):
+            if m is not None and not (m if type(m) in _BOOLS else np.all(m)):
                 state, action = step.ctrl.resume(self.ctx, step, state, None)
                 continue
             env = it.stack[-1][2]

@@ -80,6 +80,11 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     )
 
 
+_SCALAR_BOOL = (bool, np.bool_)
+
+
 def any_true(m: Any) -> bool:
     """True if any lane of a mask (or the scalar) is set."""
+    if type(m) in _SCALAR_BOOL:
+        return bool(m)
     return bool(np.any(m))

@@ -12,6 +12,7 @@ import numpy as np
 
 from loom.errors import LoomRuntimeError
 from loom.interp.semantics import Control, affine, done, run, semantics
+from loom.interp.semantics._util import any_true
 
 
 @semantics("kernel.def")
@@ -55,7 +56,7 @@ def _barrier(ctx: Any, step: Any) -> None:
 
 def _exit_enter(ctx: Any, step: Any, args: tuple) -> tuple:
     leaving = ctx.active(args[0])
-    if step.regions and np.any(leaving):
+    if step.regions and any_true(leaving):
         return leaving, run(0, (), leaving)
     ctx.retire(step, leaving)
     return None, done()

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from loom.interp.semantics import Control, done, run, semantics
-from loom.interp.semantics._util import where
+from loom.interp.semantics._util import any_true, where
 
 
 @semantics("scf.yield")
@@ -32,7 +32,7 @@ def _select(ctx: Any, step: Any, c: Any, a: Any, b: Any) -> Any:
 def _if_enter(ctx: Any, step: Any, args: tuple) -> tuple:
     cond = args[0]
     taken = ctx.active(cond)
-    if np.any(taken):
+    if any_true(taken):
         return (0, cond, None), run(0, (), taken)
     return _if_resume(ctx, step, (0, cond, None), None)
 
@@ -43,7 +43,7 @@ def _if_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
         then_vals = yielded
         if len(step.regions) > 1:
             other = ctx.active(~cond if np.ndim(cond) else not cond)
-            if np.any(other):
+            if any_true(other):
                 return (1, cond, then_vals), run(1, (), other)
         yielded = None
     else_vals = yielded
@@ -78,7 +78,7 @@ def _for_enter(ctx: Any, step: Any, args: tuple) -> tuple:
 
 
 def _for_next(ctx: Any, step: Any, iv: Any, carried: tuple, active: Any, st: Any, ub: Any) -> tuple:
-    if not np.any(active):
+    if not any_true(active):
         return None, done(carried)
     return (iv, carried, active, st, ub), run(0, (iv, *carried), active)
 
@@ -117,7 +117,7 @@ def _while_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
         stop = active & ~cond if np.ndim(cond) or np.ndim(active) else active and not cond
         results = tuple(where(stop, f, r) for f, r in zip(fwd, results))
         active = active & cond
-        if not np.any(active):
+        if not any_true(active):
             return None, done(results)
         return (1, active, results), run(1, fwd, active)
     return (0, active, results), run(0, tuple(yielded), active)
