@@ -26,8 +26,16 @@ __all__ = [
     "SourceView",
     "StepperWidget",
     "load_ipython_extension",
+    "remember_source",
     "unload_ipython_extension",
 ]
+
+
+def remember_source(filename: str, text: str) -> None:
+    """Make ``text`` the contents of ``filename`` for diagnostics (frontend sources)."""
+    from loom_jupyter.magic import remember_source as remember
+
+    remember(filename, text)
 
 
 def _show_loom_error(

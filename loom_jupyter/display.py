@@ -31,7 +31,7 @@ Ops = OpRegistry | Iterable[Any] | None
 
 
 def _bundle(plain: str, body: str, kind: str, title: str | None = None) -> Bundle:
-    text = f"{title}\n{plain}" if title else plain
+    text = (f"{title}\n{plain}" if plain else title) if title else plain
     return {"text/plain": text, "text/html": wrap(body, kind, title)}
 
 

@@ -88,7 +88,13 @@ def grid_parts(snap: Snapshot, wrap_at: int = 16) -> tuple[str, str]:
                 cells.append(
                     f'<td class="{cls}" title="{esc(label)}: {esc(state)}">{esc(text)}</td>'
                 )
-            head = f"({','.join(str(c) for c in chunk[0])}) "
+            x0, y, z = chunk[0]
+            head = (
+                f"x {x0}-{chunk[-1][0]}"
+                + (f" y {y}" if snap.workgroup_shape[1:2] > (1,) else "")
+                + (f" z {z}" if snap.workgroup_shape[2:3] > (1,) else "")
+                + ": "
+            )
             plain_rows.append(head + "".join(letters).rstrip())
             html_rows.append(f"<tr><th>{esc(head.strip())}</th>{''.join(cells)}</tr>")
     wg = ",".join(str(c) for c in snap.workgroup)

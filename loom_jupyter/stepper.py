@@ -154,7 +154,9 @@ class StepperModel:
                 f"{_coords(s.grid)}, workitem {_coords(pos.workitem)} ({state}){where}"
             )
         if self.error is not None:
-            text += f"\nstopped: {type(self.error).__name__}: {self.error}"
+            diags = self.error.diagnostics
+            what = diags[0].headline() if diags else str(self.error)
+            text += f"\nstopped by {type(self.error).__name__}: {what}"
         return text
 
     def listing(self, current: Operation | None) -> Listing:
@@ -201,6 +203,16 @@ class StepperModel:
             buffers=self.buffers(),
             findings=findings,
         )
+
+
+class SnapshotView:
+    """A fixed static picture (no live widget)."""
+
+    def __init__(self, bundle: dict[str, str]) -> None:
+        self.bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return self.bundle
 
 
 class StepperWidget:
@@ -292,6 +304,14 @@ class StepperWidget:
     def snapshot_bundle(self) -> dict[str, str]:
         """The static picture: ``text/plain`` and ``text/html``."""
         return snapshot_bundle(self.model.snapshot())
+
+    def show(self, *sections: str) -> SnapshotView:
+        """A static picture of only some sections (``"status"``, ``"code"``, ``"grid"``,
+        ``"values"``, ``"buffers"``, ``"findings"``), e.g. to follow a few steps compactly."""
+        unknown = [s for s in sections if s not in SECTIONS]
+        if unknown:
+            raise ValueError(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
+        return SnapshotView(snapshot_bundle(self.model.snapshot(), sections or SECTIONS))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {}

@@ -96,7 +96,7 @@ def test_snapshot_is_deterministic_and_class_based() -> None:
     assert '<mark class="loom-current">' in html
     assert 'class="loom-state-barrier loom-state-current"' not in html
     assert "loom-state-barrier" in html and "loom-state-running" in html
-    assert "(0,0,0) B R*R R" in b1["text/plain"]
+    assert "x 0-3: B R*R R" in b1["text/plain"]
 
 
 def test_mimebundle_has_widget_view_and_static_snapshot() -> None:
@@ -124,7 +124,7 @@ def test_runtime_error_is_shown_not_raised() -> None:
     w.run()
     assert w.model.error is not None
     plain = w.snapshot_bundle()["text/plain"]
-    assert "stopped: LoomRuntimeError" in plain
+    assert "stopped by LoomRuntimeError: bad.loom:" in plain
     assert not w.stepper.done
 
 
@@ -138,3 +138,15 @@ def test_race_finding_listed() -> None:
     snap = w.model.snapshot()
     assert snap.findings, "the sanitizer reports the missing barrier"
     assert "findings: " in w.snapshot_bundle()["text/plain"]
+
+
+def test_show_selects_sections() -> None:
+    w, _ = make()
+    w.run_to_barrier()
+    view = w.show("status", "grid")
+    plain = view._repr_mimebundle_()["text/plain"]
+    assert plain.startswith("step ")
+    assert "x 0-3: B R*R R" in plain
+    assert "values:" not in plain and "data:" not in plain
+    with pytest.raises(ValueError, match="unknown section"):
+        w.show("nope")
