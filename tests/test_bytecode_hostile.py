@@ -306,10 +306,10 @@ def test_deep_nesting_is_refused_without_recursion_errors() -> None:
     strings = ByteReader(dict(sections(data)[1])[L.SEC_STRINGS])
     names = [strings.text("s") for _ in range(strings.varint("n"))]
     index = [names[opnames[1 + 3 * i]] for i in range(opnames[0])].index("scf.if")
-    # An scf.if with explicit counts (1 operand: value 0, zigzag 1 back from "before value 0";
-    # no results), one region of one block; the block has flags 0, no args and one op: the next
-    # nested if.
-    one_if = [index << L.OP_SHIFT | L.OPF_EXTENDED, L.OPX_REGIONS | L.OPX_COUNTS, 1, 0, 1, 1, 1]
+    # An scf.if with explicit counts (1 operand, 0 results); the operand is "0, then absolute
+    # value id 0"; one region of one block; that block has flags 0, no args and one op: the
+    # next nested if.
+    one_if = [index << L.OP_SHIFT | L.OPF_EXTENDED, L.OPX_REGIONS | L.OPX_COUNTS, 1, 0, 0, 0, 1, 1]
     stream = [0, 0, 1]
     for _ in range(10_000):
         stream += one_if + [0, 0, 1]

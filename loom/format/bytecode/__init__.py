@@ -30,15 +30,23 @@ Layout (all multi-byte integers are unsigned LEB128 varints; "signed" means zigz
     type ids, which must be earlier entries).
   6 VALUES: count, then per value of the module-wide table its type id and name (string
     id + 1, 0 = unnamed). Value ids are table positions, so ``%N`` names round-trip.
-  7 MODULE: module name, file-header comments, symbols (name, top-level op index).
-  8 IR: the module body as a block. Block: flags (label, leading blank line, comments,
+  7 ATTRS: the distinct attribute dictionaries: count, then per dictionary its entry count
+    and entries sorted by key (unique), each key string id + kind-tagged value: 0 int
+    (zigzag), 1 u64 >= 2**63, 2 negative below -2**63 (magnitude), 3 float (IEEE bits),
+    4 float bits + authored spelling, 5 string, 6 false, 7 true, 8 i64 array, 9 type array,
+    10 predicates (kind, arity-checked args: 0 value id | 1 int), 11 nested tuple, 12 type.
+    Enum, flag and symbol values are strings validated against the reader's declarations.
+  8 MODULE: module name, file-header comments, symbols (name, top-level op index).
+  9 IR: the module body as a block. Block: flags (label, leading blank line, comments,
     explicit arg ids), label, comments, args, op count, ops. Op: ``op_index << 3 | flags``
     (attributes, location, extended), extended flags (comments, blank line, explicit counts,
     explicit result ids, regions), location id, comments, counts when not fixed, operands as
-    signed distances back from the last defined value, results (implicitly the next ids),
-    attributes sorted by key (kind-tagged: int, u64, negative 64-bit, float bits, float bits +
-    authored spelling, string, false, true, i64 array, type array, predicates, nested tuple,
-    type), regions (block count, blocks).
+    the distance back from the next value id (>= 1; or 0 then an absolute id for forward
+    references), results (implicitly the next ids, else explicit zigzag offsets), the index
+    of its attribute dictionary in ATTRS, regions (count, then per region its block count
+    and blocks).
+
+Not stored: ``Module.source_texts`` (the parsed source text kept for diagnostics).
 
 Limits: regions nest at most :data:`MAX_NESTING` deep, tuple attributes
 :data:`MAX_ATTR_NESTING`; every count is checked against the bytes left before allocation;

@@ -580,29 +580,30 @@ class _Reader:
                     E_INDEX, k - 1, f"op name index {p} is out of range (table has {nplans})"
                 )
             name, decl, no, nr, max_regions = plans[p]
-            ext = 0
-            if head & 4:
-                ext = s[k]
-                if not ext or ext & ~L.OPX_ALL:
-                    raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
-                k += 1
-                if ext & 4:
-                    no = nr = -1
-            loc = 0
-            if head & 2:
-                loc = s[k]
-                if not 0 < loc < nloc:
-                    raise st.error(
-                        E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
+            ext = loc = 0
+            if head & 6:
+                if head & 4:
+                    ext = s[k]
+                    if not ext or ext & ~L.OPX_ALL:
+                        raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
+                    k += 1
+                    if ext & 4:
+                        no = nr = -1
+                if head & 2:
+                    loc = s[k]
+                    if not 0 < loc < nloc:
+                        raise st.error(
+                            E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
+                        )
+                    k += 1
+                if ext & 1:
+                    n = st.count(k, "comment count")
+                    comments = tuple(
+                        strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
                     )
-                k += 1
-            comments: tuple[str, ...] = ()
-            if ext & 1:
-                n = st.count(k, "comment count")
-                comments = tuple(
-                    strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
-                )
-                k += 1 + n
+                    k += 1 + n
+                else:
+                    comments = ()
             if no < 0:
                 no = s[k]
                 if no > size - k:
@@ -613,37 +614,24 @@ class _Reader:
                 if nr > size - k:
                     raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
                 k += 1
-            base = nxt - 1
+            # Operands: distance back from the next value id (>= 1), or 0 then an absolute id.
             if no == 1:
-                z = s[k]
-                a = base - ((z >> 1) ^ -(z & 1))
-                if not 0 <= a < nv:
-                    raise st.error(
-                        E_INDEX, k, f"operand value {a} is out of range (table has {nv})"
-                    )
-                operands: tuple[Value, ...] = (V[a],)
-                k += 1
+                d = s[k]
+                if d and d <= nxt:
+                    operands: tuple[Value, ...] = (V[nxt - d],)
+                    k += 1
+                else:
+                    operands, k = self.operands(k, 1, nxt)
             elif no == 2:
-                z = s[k]
-                a = base - ((z >> 1) ^ -(z & 1))
-                z = s[k + 1]
-                b = base - ((z >> 1) ^ -(z & 1))
-                if not (0 <= a < nv and 0 <= b < nv):
-                    raise st.error(
-                        E_INDEX, k, f"operand value {a} or {b} is out of range (table has {nv})"
-                    )
-                operands = (V[a], V[b])
-                k += 2
+                d = s[k]
+                e = s[k + 1]
+                if d and e and d <= nxt and e <= nxt:
+                    operands = (V[nxt - d], V[nxt - e])
+                    k += 2
+                else:
+                    operands, k = self.operands(k, 2, nxt)
             elif no:
-                ids = [base - ((z >> 1) ^ -(z & 1)) for z in s[k : k + no]]
-                if len(ids) != no:
-                    raise IndexError
-                if min(ids) < 0 or max(ids) >= nv:
-                    raise st.error(
-                        E_INDEX, k, f"operand values {ids} are out of range (table has {nv})"
-                    )
-                operands = tuple([V[a] for a in ids])
-                k += no
+                operands, k = self.operands(k, no, nxt)
             else:
                 operands = ()
             if not nr:
@@ -734,6 +722,31 @@ class _Reader:
                 append(Operation(name, operands, results, attrs, (), loc))
         self.nxt = nxt
         return k
+
+    def operands(self, k: int, n: int, nxt: int) -> tuple[tuple[Value, ...], int]:
+        """``n`` operand references starting at int ``k`` (the general, checked path)."""
+        st = self.ir
+        s = st.s
+        V = self.values  # noqa: N806
+        out = []
+        for _ in range(n):
+            d = s[k]
+            k += 1
+            if d:
+                if d > nxt:
+                    raise st.error(
+                        E_INDEX, k - 1, f"operand distance {d} reaches before the first value"
+                    )
+                out.append(V[nxt - d])
+            else:
+                a = s[k]
+                k += 1
+                if a >= len(V):
+                    raise st.error(
+                        E_INDEX, k - 1, f"operand value {a} is out of range (table has {len(V)})"
+                    )
+                out.append(V[a])
+        return tuple(out), k
 
     def attr_table(self, st: _Stream) -> None:
         """The attribute dictionaries ops refer to: non-empty, keys sorted and unique."""

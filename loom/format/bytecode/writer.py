@@ -243,8 +243,11 @@ class _Writer:
             out.append(len(operand_ids))
         if ext & L.OPX_COUNTS or not plan_r:
             out.append(len(result_ids))
-        base = nxt - 1
-        out.extend(_zig(base - i) for i in operand_ids)
+        for i in operand_ids:
+            if i < nxt:
+                out.append(nxt - i)
+            else:
+                out += (0, i)
         if ext & L.OPX_RESULT_IDS:
             for i in result_ids:
                 out.append(_zig(i - self.nxt))
