@@ -16,6 +16,7 @@ DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,6 +49,8 @@ from loom.verify.plan import (
 )
 
 _NO_PARENTS: frozenset[str] = frozenset()
+_RECURSION_LIMIT = 6000
+"""Enough for the parser's 256 nesting levels (about six frames per level here)."""
 
 
 class VerifyContext:
@@ -174,11 +177,25 @@ class ModuleVerifier:
         self._cursor: tuple[int, int, int] | None = None
         self._defined: set[int] | None = None
         self._check_symbols()
-        self._walk_block(module.body, 0, "module", 0, 0)
-        if self.convergent:
-            from loom.verify.uniformity import check_convergent
+        old_limit = sys.getrecursionlimit()
+        if old_limit < _RECURSION_LIMIT:
+            sys.setrecursionlimit(_RECURSION_LIMIT)
+        try:
+            self._walk_block(module.body, 0, "module", 0, 0)
+            if self.convergent:
+                from loom.verify.uniformity import check_convergent
 
-            check_convergent(self, self.convergent)
+                check_convergent(self, self.convergent)
+        except RecursionError:
+            self._cursor = None
+            self.error(
+                None,
+                "STRUCTURE/099",
+                f"regions are nested too deeply to verify (more than about "
+                f"{_RECURSION_LIMIT // 6} levels)",
+            )
+        finally:
+            sys.setrecursionlimit(old_limit)
         return self.engine
 
     def plan(self, name: str) -> OpPlan | None:
