@@ -266,6 +266,37 @@ def test_unsorted_or_repeated_attribute_keys_are_refused() -> None:
     assert read_module(with_ints(SMALL, L.SEC_ATTRS, ints))  # the unmodified table reads
 
 
+def replace_string(data: bytes, old: str, new: str) -> bytes:
+    """``data`` with string-table entry ``old`` replaced by ``new``."""
+    strings = ByteReader(dict(sections(data)[1])[L.SEC_STRINGS])
+    names = [strings.text("s") for _ in range(strings.varint("n"))]
+    assert old in names
+    buf = ByteBuffer()
+    buf.varint(len(names))
+    for n in names:
+        buf.text(new if n == old else n)
+    return replace_section(data, L.SEC_STRINGS, buf.getvalue())
+
+
+def test_float_spelling_must_spell_the_value() -> None:
+    text = KERNEL.replace(
+        "  %base = index.constant 0 : offset\n",
+        "  %base = index.constant 0 : offset\n  %h = scalar.constant 1.50 : f32\n",
+    )
+    module = parse_module(text, filename="f.loom")
+    data = write_module(module)
+    assert read_module(data, verify=True)
+    e = refused(replace_string(data, "1.50", "2.75"), "BYTECODE/013")
+    assert "'2.75'" in str(e)
+    refused(replace_string(data, "1.50", "1.5\n// injected"), "BYTECODE/013")
+    from loom.ir import FloatLiteral
+
+    op = next(op for op in module.walk() if isinstance(op.attributes.get("value"), FloatLiteral))
+    op.attributes = {"value": FloatLiteral(1.5, "2.75")}
+    with pytest.raises(BytecodeError, match="does not spell"):
+        write_module(module)
+
+
 def test_invalid_enum_case_is_refused() -> None:
     data = write_module(make_module(60), op_decls=OPS)
     header, parts = sections(data)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -157,3 +159,22 @@ def attr_dict_problem(decl: OpDef, attrs: Mapping[str, Any], n_operands: int) ->
     ):
         return f"operand segment sizes {segments!r} do not fit {n_operands} operands"
     return None
+
+
+_SPELLING = re.compile(r"-?(?:inf|nan|0[xX][0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
+
+
+def spelling_matches(spelling: str, value: float) -> bool:
+    """True when ``spelling`` is a number literal whose value is ``value``."""
+    if not _SPELLING.fullmatch(spelling):
+        return False
+    body = spelling.lstrip("-")
+    try:
+        parsed = float(int(body, 16)) if body[:2] in ("0x", "0X") else float(body)
+    except OverflowError:
+        return False
+    if spelling.startswith("-"):
+        parsed = -parsed
+    if math.isnan(parsed):
+        return math.isnan(value)
+    return parsed == value

@@ -807,8 +807,10 @@ class _Reader:
         if tag == L.ATTR_FLOAT_LITERAL:
             x = _F64.unpack(s[k + 1].to_bytes(8, "little"))[0]
             spelling = self.strings[st.index(k + 2, len(self.strings), "float spelling")]
-            if not spelling:
-                raise st.error(E_SEMANTIC, k + 2, "a float literal needs a spelling")
+            if not L.spelling_matches(spelling, x):
+                raise st.error(
+                    E_SEMANTIC, k + 2, f"float spelling {spelling!r} does not spell the value {x!r}"
+                )
             return FloatLiteral(x, spelling), k + 3
         if tag == L.ATTR_I64_ARRAY:
             n = st.count(k + 1, "array length")

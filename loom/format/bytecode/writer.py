@@ -318,6 +318,8 @@ class _Writer:
             else:
                 raise _fail(f"{what}: {value} does not fit in 64 bits")
         elif isinstance(value, FloatLiteral):
+            if not isinstance(value.spelling, str) or not L.spelling_matches(value.spelling, value):
+                raise _fail(f"{what}: float spelling {value.spelling!r} does not spell {value!r}")
             out += (L.ATTR_FLOAT_LITERAL, _float_bits(value), self.sid(value.spelling))
         elif isinstance(value, float):
             out += (L.ATTR_FLOAT, _float_bits(value))
