@@ -17,9 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import OPS, count_ops, make_module
+from common import OPS, count_ops, make_module
 from loom.format.text.printer import Printer
 from loom.registry import as_registry
 from loom.verify import verify_module

@@ -176,6 +176,7 @@ class ModuleVerifier:
         self._trail: list[tuple[Operation, int, int, int]] = []
         self._cursor: tuple[int, int, int] | None = None
         self._defined: set[int] | None = None
+        self._name_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
         self._check_symbols()
         old_limit = sys.getrecursionlimit()
         if old_limit < _RECURSION_LIMIT:
@@ -644,8 +645,7 @@ class ModuleVerifier:
         bi: int,
         oi: int,
     ) -> None:
-        decl = plan.decl if plan is not None else None
-        rdefs: list[Any] = list(decl.regions) if decl is not None else []
+        rdefs: tuple[Any, ...] = plan.decl.regions if plan is not None else ()
         if plan is not None and not plan.n_req_regions <= len(op.regions) <= plan.n_max_regions:
             nreq, nmax = plan.n_req_regions, plan.n_max_regions
             self.error(
@@ -664,9 +664,8 @@ class ModuleVerifier:
             self.tokens = []
             self.scope_names = frozenset((op.name,))
         else:
-            self.tokens = list(self.tokens)
-            self.scope_names = self.scope_names | {op.name}
-        self.all_names = self.all_names | {op.name}
+            self.scope_names = self._with_name(self.scope_names, op.name)
+        self.all_names = self._with_name(self.all_names, op.name)
         self._trail.append((op, ri, bi, oi))
         self.parents.append(op)
         try:
@@ -681,6 +680,13 @@ class ModuleVerifier:
                 for t in self.tokens:
                     self.active[t] = 1
                     self.hidden.pop(t, None)
+
+    def _with_name(self, names: frozenset[str], name: str) -> frozenset[str]:
+        key = (names, name)
+        out = self._name_sets.get(key)
+        if out is None:
+            out = self._name_sets[key] = names | {name}
+        return out
 
     def _region(
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
@@ -802,6 +808,10 @@ class ModuleVerifier:
             return
         if rd.yields is None or plan is None:
             return
+        if not last.operands and layout is not None:
+            sl = layout.rslices.get(rd.yields) or layout.slices.get(rd.yields)
+            if sl is not None and sl[0] == sl[1]:
+                return  # nothing passed on, nothing expected
         tplan = self.plan(last.name)
         term = tplan.decl.trait(Terminator) if tplan else None
         if term is None or term.values is None:
