@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from common import OPS, count_ops, make_module
+
 from loom.format.text.printer import Printer
 from loom.registry import as_registry
 from loom.verify import verify_module
