@@ -297,6 +297,24 @@ def test_float_spelling_must_spell_the_value() -> None:
         write_module(module)
 
 
+def test_names_and_comments_that_would_not_print_back_are_refused() -> None:
+    e = refused(replace_string(SMALL, "inside", "in side"), "BYTECODE/013")
+    assert "'in side'" in str(e)
+    header = (
+        " c[i] = a[i] + b[i] (i32, wrapping) for a runtime-sized vector, 64 lanes per workgroup."
+    )
+    e = refused(replace_string(SMALL, header, "x\nkernel.return"), "BYTECODE/013")
+    assert "several lines" in str(e)
+    module = parse_module(KERNEL, filename="k.loom")
+    module.values[0].name = "not a name"
+    with pytest.raises(BytecodeError, match="not a valid name"):
+        write_module(module)
+    module = parse_module(KERNEL, filename="k.loom")
+    module.ops[0].comments = ("two\nlines",)
+    with pytest.raises(BytecodeError, match="not a single line"):
+        write_module(module)
+
+
 def test_invalid_enum_case_is_refused() -> None:
     data = write_module(make_module(60), op_decls=OPS)
     header, parts = sections(data)

@@ -22,6 +22,9 @@ LOCATION_MODE_FULL = 0
 LOCATION_MODE_NONE = 1
 LOCATION_MODES = (LOCATION_MODE_FULL, LOCATION_MODE_NONE)
 
+NAME_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+")
+"""Value names and block labels (identifier or digits) that print back as valid text."""
+
 MAX_NESTING = 100
 """Deepest region nesting written or read (keeps recursion bounded)."""
 MAX_ATTR_NESTING = 16

@@ -396,6 +396,14 @@ class _Reader:
                 f"name string {name_ids[i] - 1} of value {i} is "
                 f"out of range (table has {len(strings)})",
             )
+        bad = next(
+            (n for n in set(name_ids) if n and not L.NAME_RE.fullmatch(strings[n - 1])), None
+        )
+        if bad is not None:
+            i = name_ids.index(bad)
+            raise st.error(
+                E_SEMANTIC, 2 + 2 * i, f"value name {strings[bad - 1]!r} is not a valid SSA name"
+            )
         names = [None, *strings]
         for v, t, name in zip(self.values, type_ids, name_ids):
             v.type = types[t]
@@ -493,11 +501,7 @@ class _Reader:
         module = self.module
         try:
             module.name = strings[st.index(0, ns, "module name string")]
-            n = st.count(1, "header comment count")
-            module.file_header = tuple(
-                strings[st.index(2 + j, ns, "comment string")] for j in range(n)
-            )
-            k = 2 + n
+            module.file_header, k = self.comments(st, 1)
             n = st.count(k, "symbol count", 2)
             k += 1
             top = module.body.ops
@@ -530,16 +534,15 @@ class _Reader:
             raise st.error(E_STRUCTURE, k, f"unknown block flags {flags}")
         k += 1
         if flags & L.BLK_LABEL:
-            block.label = strings[st.index(k, ns, "block label string")]
+            label = strings[st.index(k, ns, "block label string")]
+            if not L.NAME_RE.fullmatch(label):
+                raise st.error(E_SEMANTIC, k, f"block label {label!r} is not a valid label")
+            block.label = label
             k += 1
         if flags & L.BLK_BLANK:
             block.leading_blank_line = True
         if flags & L.BLK_COMMENTS:
-            n = st.count(k, "comment count")
-            block.comments = tuple(
-                strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
-            )
-            k += 1 + n
+            block.comments, k = self.comments(st, k)
         n = st.count(k, "block argument count")
         k += 1
         nxt = self.nxt
@@ -597,11 +600,7 @@ class _Reader:
                         )
                     k += 1
                 if ext & 1:
-                    n = st.count(k, "comment count")
-                    comments = tuple(
-                        strings[st.index(k + 1 + j, ns, "comment string")] for j in range(n)
-                    )
-                    k += 1 + n
+                    comments, k = self.comments(st, k)
                 else:
                     comments = ()
             if no < 0:
@@ -722,6 +721,18 @@ class _Reader:
                 append(Operation(name, operands, results, attrs, (), loc))
         self.nxt = nxt
         return k
+
+    def comments(self, st: _Stream, k: int) -> tuple[tuple[str, ...], int]:
+        """A comment count and that many single-line comment strings at int ``k``."""
+        n = st.count(k, "comment count")
+        strings, ns = self.strings, len(self.strings)
+        out = []
+        for j in range(k + 1, k + 1 + n):
+            text = strings[st.index(j, ns, "comment string")]
+            if "\n" in text or "\r" in text:
+                raise st.error(E_SEMANTIC, j, f"comment {text!r} spans several lines")
+            out.append(text)
+        return tuple(out), k + 1 + n
 
     def operands(self, k: int, n: int, nxt: int) -> tuple[tuple[Value, ...], int]:
         """``n`` operand references starting at int ``k`` (the general, checked path)."""

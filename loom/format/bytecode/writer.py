@@ -75,6 +75,19 @@ class _Writer:
 
     # ------------------------------------------------------------------ tables
 
+    def name_sid(self, name: str, what: str) -> int:
+        """The string id of a value name or block label (which must print back as text)."""
+        if not isinstance(name, str) or not L.NAME_RE.fullmatch(name):
+            raise _fail(f"{what} {name!r} is not a valid name")
+        return self.sid(name)
+
+    def comment_ids(self, comments: tuple[str, ...]) -> list[int]:
+        """The count and string ids of single-line comments."""
+        for c in comments:
+            if not isinstance(c, str) or "\n" in c or "\r" in c:
+                raise _fail(f"comment {c!r} is not a single line")
+        return [len(comments), *(self.sid(c) for c in comments)]
+
     def sid(self, text: str) -> int:
         """The string-table id of ``text``."""
         i = self.strings.get(text)
@@ -171,10 +184,9 @@ class _Writer:
             flags |= L.BLK_ARG_IDS
         out.append(flags)
         if block.label is not None:
-            out.append(self.sid(block.label))
+            out.append(self.name_sid(block.label, "block label"))
         if block.comments:
-            out.append(len(block.comments))
-            out.extend(self.sid(c) for c in block.comments)
+            out += self.comment_ids(block.comments)
         out.append(len(ids))
         if flags & L.BLK_ARG_IDS:
             for i in ids:
@@ -237,8 +249,7 @@ class _Writer:
         if loc:
             out.append(loc)
         if op.comments:
-            out.append(len(op.comments))
-            out.extend(self.sid(c) for c in op.comments)
+            out += self.comment_ids(op.comments)
         if ext & L.OPX_COUNTS or not plan_o:
             out.append(len(operand_ids))
         if ext & L.OPX_COUNTS or not plan_r:
@@ -380,13 +391,12 @@ class _Writer:
             if not isinstance(v, Value) or v.id != i:
                 raise _fail(f"value table entry {i} is {v!r}, whose id is not {i}")
             value_table.append(self.tid(v.type))
-            value_table.append(0 if v.name is None else self.sid(v.name) + 1)
+            value_table.append(0 if v.name is None else self.name_sid(v.name, "value name") + 1)
         body = module.body
         if body.label is not None or body.args:
             raise _fail("the module body cannot have a label or arguments")
         self.block(body, 0)
-        meta = [self.sid(module.name), len(module.file_header)]
-        meta.extend(self.sid(c) for c in module.file_header)
+        meta = [self.sid(module.name), *self.comment_ids(module.file_header)]
         index_of = {id(op): i for i, op in enumerate(body.ops)}
         meta.append(len(module.symbols))
         for name, op in module.symbols.items():
