@@ -7,6 +7,7 @@ from loom.diagnostics import (
     DiagnosticRelatedLocation,
     DiagnosticSeverity,
     LoomDiagnosticError,
+    SourceProvenance,
     SourceRange,
 )
 from loom.errors import LoomBuilderError, LoomError
@@ -28,6 +29,7 @@ __all__ = [
     "ModuleVerifier",
     "OpCallable",
     "OpRegistry",
+    "SourceProvenance",
     "SourceRange",
     "default_ops",
     "module_builder",

@@ -281,3 +281,28 @@ def test_cached_verdicts_match_fresh_verifier(picks: list[tuple[int, str]]) -> N
     if picks:
         for d in verify_module(module):
             assert d.render()  # every diagnostic renders
+
+
+def test_no_ancestor_and_custom_declarations() -> None:
+    from loom.dsl import Example, NoAncestor, op
+    from loom.registry import default_ops
+
+    host_only = op(
+        "test.host_only",
+        "An op that must not appear inside a kernel.",
+        traits=[NoAncestor("kernel.def")],
+        examples=[Example("test.host_only")],
+    )
+    ops = (*default_ops(), host_only)
+    module, b, body, (n, _) = kernel()
+    with b.insertion_block(body):
+        b.kernel.return_()
+    body.ops.insert(0, Operation("test.host_only"))
+    diags = verify_module(module, ops=ops)
+    assert diags.codes == ["STRUCTURE/029"]
+    assert "forbidden ancestor placement for 'kernel.def'" in diags[0].message
+    assert diags[0].op_path == (
+        "module operation[1] kernel.def.regions[1].blocks[0].ops[0] test.host_only"
+    )
+    # Outside the declaration set the same op is unknown.
+    assert verify_module(module).codes == ["STRUCTURE/006"]

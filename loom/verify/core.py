@@ -732,8 +732,9 @@ class ModuleVerifier:
                 self.active[tok] = 0
                 self.tokens.pop()
                 if rd is not None:
-                    self._cursor = None
+                    self._cursor = (r_index, b_index, len(block.ops) - 1) if block.ops else None
                     self._check_terminator(op, plan, layout, rd, block)
+                    self._cursor = None
         finally:
             if pure:
                 self.pure_depth -= 1
