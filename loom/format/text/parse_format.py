@@ -1070,13 +1070,15 @@ class OpPlan:
             results = []
             for k, (tok, t) in enumerate(zip(lhs, types)):
                 name = tok[1:]
-                if name in scope:
+                if tok in scope:
                     raise p.error(
                         "PARSE/002", f"SSA value '{tok}' is already defined in this scope", 2 * k
                     )
-                v = Value(len(values), t, name)
+                vid = len(values)
+                # An auto-name equal to the new id stays unnamed (prints the same, saves memory).
+                v = Value(vid, t, None if name.isdigit() and int(name) == vid else name)
                 values.append(v)
-                scope[name] = v
+                scope[tok] = v
                 results.append(v)
             results_t = tuple(results)
         elif nres:

@@ -68,6 +68,7 @@ class Parser:
         self.plans = pf.plans_for(registry)
         self.module = module = Module()
         self.values = module.values
+        self.locations = module.locations
         self.source_id = module.add_source(filename)
         self.n = len(text)
         self.pos = 0  # offset of the next line to load
@@ -201,13 +202,12 @@ class Parser:
 
     def lookup(self, tok: str, index: int | None = None) -> Value:
         """The value named by token ``%x`` in the visible scopes."""
-        name = tok[1:]
         scopes = self.scopes
-        v = scopes[-1].get(name)
+        v = scopes[-1].get(tok)
         if v is not None:
             return v
         for k in range(len(scopes) - 2, self.floor - 1, -1):
-            v = scopes[k].get(name)
+            v = scopes[k].get(tok)
             if v is not None:
                 return v
         raise self.error(
@@ -224,8 +224,7 @@ class Parser:
             tok = toks[i]
             if tok[0] == "%":
                 self.i = i + 1
-                name = tok[1:]
-                v = self.scopes[-1].get(name)
+                v = self.scopes[-1].get(tok)
                 if v is not None:
                     return v
                 return self.lookup(tok, i)
@@ -234,14 +233,16 @@ class Parser:
     def define(self, scope: dict[str, Value], tok: str, type: Type | None, index: int) -> Value:
         """Create a value named by token ``%x`` in ``scope`` (error if already there)."""
         name = tok[1:]
-        if name in scope:
+        if tok in scope:
             raise self.error(
                 "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
             )
         values = self.values
-        v = Value(len(values), type, name)  # type: ignore[arg-type]
+        vid = len(values)
+        name_kept = None if name.isdigit() and int(name) == vid else name
+        v = Value(vid, type, name_kept)  # type: ignore[arg-type]
         values.append(v)
-        scope[name] = v
+        scope[tok] = v
         return v
 
     def push_scope(self, scope: dict[str, Value], isolated: bool) -> int:
@@ -533,9 +534,10 @@ class Parser:
         if blank:
             op.leading_blank_line = True
         if not op.location_id:
-            op.location_id = self.module.add_location(
-                FileLocation(self.source_id, line, span[0], line, span[1])
-            )
+            # Op spans start on distinct lines, so they need no deduplication lookup.
+            locations = self.locations
+            locations.append(FileLocation(self.source_id, line, span[0], line, span[1]))
+            op.location_id = len(locations) - 1
         return op
 
     def line_span(self) -> tuple[int, int]:
