@@ -65,6 +65,8 @@ class _Writer:
         self.op_plans: list[tuple[int, int]] = []
         self.op_decls: list[OpDef] = []
         self.values = module.values
+        self.members: set[int] = set()
+        """``id()`` of every value of the (validated) table: membership only, never order."""
         self.defined = bytearray(len(module.values))
         self.nxt = 0
         self.ir: list[int] = []
@@ -108,6 +110,16 @@ class _Writer:
         ):
             raise _fail(f"{what} {v!r} is not in the module's value table")
         return i
+
+    def vids(self, values: tuple[Value, ...], what: str) -> list[int]:
+        """Ids of values of this module's table (fast path: identity set membership)."""
+        members = self.members
+        try:
+            if all(id(v) in members for v in values):
+                return [v.id for v in values]
+        except TypeError:
+            pass
+        return [self.vid(v, what) for v in values]
 
     def tid(self, t: Type) -> int:
         """The type-table id of ``t`` (structurally deduplicated)."""
@@ -158,8 +170,13 @@ class _Writer:
         i = self.op_ids.get(op.name)
         if i is None:
             decl = self.registry.get(op.name)
-            if decl is None:  # pragma: no cover - names are checked up front
-                raise _fail(self.registry.unknown_message(op.name))
+            if decl is None:
+                unknown = sorted(
+                    {o.name for o in self.module.walk() if o.name not in self.registry}
+                )
+                raise _fail(
+                    "op(s) outside the declaration set: " + ", ".join(f"'{n}'" for n in unknown)
+                )
             i = self.op_ids[op.name] = len(self.op_plans)
             self.op_plans.append(L.op_plan(decl))
             self.op_decls.append(decl)
@@ -178,7 +195,7 @@ class _Writer:
             flags |= L.BLK_BLANK
         if block.comments:
             flags |= L.BLK_COMMENTS
-        ids = [self.vid(a, "block argument") for a in block.args]
+        ids = self.vids(block.args, "block argument")
         nxt = self.nxt
         if ids != list(range(nxt, nxt + len(ids))):
             flags |= L.BLK_ARG_IDS
@@ -232,10 +249,12 @@ class _Writer:
             plan_r and len(op.results) != plan_r - 1
         ):
             ext |= L.OPX_COUNTS
-        operand_ids = [self.vid(v, f"operand of '{op.name}'") for v in op.operands]
-        result_ids = [self.vid(v, f"result of '{op.name}'") for v in op.results]
+        operand_ids = self.vids(op.operands, f"operand of '{op.name}'")
+        result_ids = self.vids(op.results, f"result of '{op.name}'")
         nxt = self.nxt
-        if result_ids != list(range(nxt, nxt + len(result_ids))):
+        if result_ids and (
+            result_ids[0] != nxt or result_ids != list(range(nxt, nxt + len(result_ids)))
+        ):
             ext |= L.OPX_RESULT_IDS
         if op.regions:
             ext |= L.OPX_REGIONS
@@ -263,9 +282,13 @@ class _Writer:
             for i in result_ids:
                 out.append(_zig(i - self.nxt))
                 self.define(i)
-        else:
+        elif result_ids:
+            defined = self.defined
             for i in result_ids:
-                self.define(i)
+                if defined[i]:
+                    self.define(i)  # raises
+                defined[i] = 1
+            self.nxt = result_ids[-1] + 1
         if attrs:
             index = self.attributes(op, self.op_decls[k])
             self.check_attributes(op, self.op_decls[k], index)
@@ -381,15 +404,11 @@ class _Writer:
     def run(self) -> bytes:
         """Serialize the module."""
         module = self.module
-        unknown = sorted({op.name for op in module.walk() if op.name not in self.registry})
-        if unknown:
-            raise _fail(
-                "op(s) outside the declaration set: " + ", ".join(f"'{n}'" for n in unknown)
-            )
         value_table: list[int] = [len(self.values)]
         for i, v in enumerate(self.values):
             if not isinstance(v, Value) or v.id != i:
                 raise _fail(f"value table entry {i} is {v!r}, whose id is not {i}")
+            self.members.add(id(v))
             value_table.append(self.tid(v.type))
             value_table.append(0 if v.name is None else self.name_sid(v.name, "value name") + 1)
         body = module.body
