@@ -246,6 +246,35 @@ def test_out_of_range_location_references() -> None:
     refused(replace_section(SMALL, L.SEC_LOCATIONS, buf.getvalue()), "BYTECODE/010")
 
 
+def test_op_location_ids_must_exist() -> None:
+    buf = ByteBuffer()
+    buf.varint(0)  # an empty location table: every op's location id is now out of range
+    e = refused(replace_section(SMALL, L.SEC_LOCATIONS, buf.getvalue()), "BYTECODE/006")
+    assert "location id" in str(e)
+
+
+def if_stream(data: bytes, regions: int, blocks: int) -> bytes:
+    """``data`` with its IR replaced by one top-level scf.if with the given region layout."""
+    opnames = section_ints(data, L.SEC_OPNAMES)
+    strings = ByteReader(dict(sections(data)[1])[L.SEC_STRINGS])
+    names = [strings.text("s") for _ in range(strings.varint("n"))]
+    index = [names[opnames[1 + 3 * i]] for i in range(opnames[0])].index("scf.if")
+    head = [index << L.OP_SHIFT | L.OPF_EXTENDED, L.OPX_REGIONS | L.OPX_COUNTS, 1, 0, 0, 0]
+    body = [blocks] + [0, 0, 0] * blocks  # each block: flags 0, no args, no ops
+    data = with_ints(data, L.SEC_MODULE, [section_ints(data, L.SEC_MODULE)[0], 0, 0])
+    return with_ints(data, L.SEC_IR, [0, 0, 1, *head, regions, *body * regions])
+
+
+def test_invalid_region_structure() -> None:
+    data = write_module(make_module(60), op_decls=OPS)
+    e = refused(if_stream(data, 3, 1), "BYTECODE/008", ops=OPS)
+    assert "cannot have 3 regions" in str(e)
+    e = refused(if_stream(data, 1, 0), "BYTECODE/008", ops=OPS)
+    assert "at least one block" in str(e)
+    # The same stream with a sound layout decodes (the verifier, not the reader, judges it).
+    assert read_module(if_stream(data, 1, 1), op_decls=OPS).ops[0].name == "scf.if"
+
+
 def test_bad_attribute_kind_tag() -> None:
     ints = section_ints(SMALL, L.SEC_ATTRS)
     # Table: count, then the first dictionary: entry count, key, kind tag, payload...
