@@ -8,6 +8,7 @@ continue after the closing ``}``.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,9 +28,9 @@ from loom.dsl import (
     OptionalGroup,
     PredicateList,
     Ref,
+    Refs,
     RegionArg,
     RegionRef,
-    Refs,
     ResultTypeList,
     Subscript,
     SymbolRef,
@@ -39,6 +40,7 @@ from loom.dsl import (
 )
 from loom.errors import LoomPrintError
 from loom.format.text.literals import format_scalar_literal, quote_string
+from loom.format.text.print_plan import GLUE, PrintPlan
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -57,10 +59,11 @@ from loom.ir import (
 from loom.opview import SEGMENTS_ATTR, operand_groups, region_groups, result_groups
 from loom.registry import OpRegistry, as_registry
 
+_PLANS: dict[int, PrintPlan] = {}
 INDENT = "  "
 _NO_SPACE_BEFORE = (",", ")", "]", "}")
 _NO_SPACE_AFTER = ("(", "[", "{")
-_GLUE = object()
+_GLUE = GLUE
 
 
 def value_name(v: Value) -> str:
@@ -86,8 +89,12 @@ def join_tokens(tokens: list[Any]) -> str:
         if tok is _GLUE:
             glue = True
             continue
-        if out and not glue and not tok.startswith(_NO_SPACE_BEFORE) and not prev.endswith(
-                _NO_SPACE_AFTER):
+        if (
+            out
+            and not glue
+            and not tok.startswith(_NO_SPACE_BEFORE)
+            and not prev.endswith(_NO_SPACE_AFTER)
+        ):
             out.append(" ")
         out.append(tok)
         prev = tok
@@ -101,8 +108,9 @@ def consumed_attrs(decl: OpDef) -> frozenset[str]:
 
     def walk(elems: Iterable[FormatElement]) -> None:
         for e in elems:
-            if isinstance(e, (Attr, SymbolRef, TemplateParam, Flags, PredicateList,
-                              ResultTypeList)):
+            if isinstance(
+                e, (Attr, SymbolRef, TemplateParam, Flags, PredicateList, ResultTypeList)
+            ):
                 names.add(e.field)
             elif isinstance(e, IndexList):
                 names.add(e.static)
@@ -153,13 +161,17 @@ class _OpContext:
 class Printer:
     """Prints modules and ops canonically for one declaration set."""
 
-    def __init__(self, ops: OpRegistry | Iterable[Any] | None = None, *,
-                 print_locations: bool = False) -> None:
+    def __init__(
+        self, ops: OpRegistry | Iterable[Any] | None = None, *, print_locations: bool = False
+    ) -> None:
         self.registry = as_registry(ops)
         self.print_locations = print_locations
         self._consumed: dict[str, frozenset[str]] = {}
+        self._plans: dict[str, PrintPlan] = {}
         self._module: Module | None = None
         self._lines: list[str] = []
+        self.op_lines: dict[int, int] = {}
+        """After printing: ``id(op)`` -> 1-based line of the op's first line."""
 
     # ------------------------------------------------------------------ entry points
 
@@ -167,11 +179,19 @@ class Printer:
         """The module's canonical text, ending in one newline."""
         self._module = module
         self._lines = lines = []
+        self.op_lines = {}
         for c in module.file_header:
             lines.append("//" + c)
         if module.file_header and module.ops:
             lines.append("")
-        self._print_block_ops(module.body, "", None)
+        # The printer allocates no cycles; pausing the cyclic GC keeps big modules linear.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._print_block_ops(module.body, "", None)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         self._module = None
         return "\n".join(lines) + "\n" if lines else ""
 
@@ -184,6 +204,16 @@ class Printer:
         return "\n".join(self._lines)
 
     # ------------------------------------------------------------------ structure
+
+    def _plan(self, op: Operation) -> PrintPlan | None:
+        decl = self.registry.get(op.name)
+        if decl is None:
+            return None
+        plan = _PLANS.get(id(decl))
+        if plan is None or plan.decl is not decl:
+            plan = _PLANS[id(decl)] = PrintPlan(decl, consumed_attrs(decl), attr_value_text)
+        self._plans[op.name] = plan
+        return plan
 
     def _decl(self, op: Operation) -> OpDef:
         d = self.registry.get(op.name)
@@ -217,6 +247,21 @@ class Printer:
             self._print_block_ops(block, inner, elide)
 
     def _print_op(self, op: Operation, indent: str) -> None:
+        plan = self._plans.get(op.name)
+        if plan is None:
+            plan = self._plan(op)
+        if plan is not None and plan.steps is not None:
+            try:
+                tokens = plan.tokens(op)
+            except (IndexError, KeyError, ValueError, TypeError, StopIteration):
+                pass  # malformed op: the generic walk below reports it properly
+            else:
+                if self.print_locations and op.location_id:
+                    tokens.append(self.location_text(op.location_id))
+                lines = self._lines
+                self.op_lines[id(op)] = len(lines) + 1
+                lines.append(indent + join_tokens(tokens))
+                return
         decl = self._decl(op)
         ctx = _OpContext(op, decl)
         tokens: list[Any] = []
@@ -226,6 +271,7 @@ class Printer:
         tokens.append(op.name)
         self._tokens = tokens
         self._indent = indent
+        self.op_lines[id(op)] = len(self._lines) + 1
         self._emit(decl.format, ctx)
         if self.print_locations and op.location_id:
             tokens.append(self.location_text(op.location_id))
@@ -256,8 +302,7 @@ class Printer:
         elif isinstance(e, IndexList):
             t.append(_GLUE)
             t.append("[")
-            self._comma_list(_index_entries(ctx.values(e.dynamic),
-                                            ctx.op.attributes.get(e.static)))
+            self._comma_list(_index_entries(ctx.values(e.dynamic), ctx.op.attributes.get(e.static)))
             t.append("]")
         elif isinstance(e, TypeOf):
             vals = ctx.values(e.field)
@@ -308,21 +353,28 @@ class Printer:
             region = ctx.regions.get(e.region)
             args = region.blocks[0].args if region is not None and region.blocks else ()
             if len(args) <= e.index:
-                raise LoomPrintError(f"'{ctx.decl.name}' region '{e.region}' lacks argument "
-                                     f"{e.index}")
+                raise LoomPrintError(
+                    f"'{ctx.decl.name}' region '{e.region}' lacks argument {e.index}"
+                )
             t.append(value_name(args[e.index]))
         elif isinstance(e, BindingList):
             inits = ctx.values(e.field)
             if inits:
                 region = ctx.regions.get(e.region)
-                args = region.blocks[0].args[e.skip:] if region is not None else ()
+                args = region.blocks[0].args[e.skip :] if region is not None else ()
                 if len(args) != len(inits):
-                    raise LoomPrintError(f"'{ctx.decl.name}' binds {len(inits)} values to "
-                                         f"{len(args)} region arguments")
+                    raise LoomPrintError(
+                        f"'{ctx.decl.name}' binds {len(inits)} values to "
+                        f"{len(args)} region arguments"
+                    )
                 t.append(_GLUE)
                 t.append("(")
-                self._comma_list([f"{value_name(a)} = {value_name(v)} : {type_text(a.type)}"
-                                  for a, v in zip(args, inits)])
+                self._comma_list(
+                    [
+                        f"{value_name(a)} = {value_name(v)} : {type_text(a.type)}"
+                        for a, v in zip(args, inits)
+                    ]
+                )
                 t.append(")")
         elif isinstance(e, PredicateList):
             preds = ctx.op.attributes.get(e.field, ())
@@ -394,12 +446,17 @@ class Printer:
                 text += f" to {loc.end_line}:{loc.end_col}"
             return text
         if isinstance(loc, FusedLocation):
-            parts = [self._loc_body(module.location(c), top=False) for c in loc.children
-                     if module.location(c) is not None]
+            parts = [
+                self._loc_body(module.location(c), top=False)
+                for c in loc.children
+                if module.location(c) is not None
+            ]
             return f"fused<{', '.join(parts)}>"
         if isinstance(loc, OpaqueLocation):
-            return (f"opaque<{quote_string(_source(module, loc.source_id))}, "
-                    f"{quote_string(loc.data.decode('utf-8', 'replace'))}>")
+            return (
+                f"opaque<{quote_string(_source(module, loc.source_id))}, "
+                f"{quote_string(loc.data.decode('utf-8', 'replace'))}>"
+            )
         if isinstance(loc, TaggedLocation):
             child = module.location(loc.child) if loc.child else None
             tail = f", {self._loc_body(child, top=False)}" if child is not None else ""
@@ -460,7 +517,8 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     raise LoomPrintError(f"cannot print attribute value {value!r}")
 
 
-def print_module(module: Module, *, ops: OpRegistry | Iterable[Any] | None = None,
-                 print_locations: bool = False) -> str:
+def print_module(
+    module: Module, *, ops: OpRegistry | Iterable[Any] | None = None, print_locations: bool = False
+) -> str:
     """Canonical text of ``module`` for the declaration set ``ops``."""
     return Printer(ops, print_locations=print_locations).print_module(module)
