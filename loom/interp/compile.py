@@ -12,7 +12,7 @@ from typing import Any
 
 from loom.dsl import OpDef
 from loom.errors import LoomRuntimeError
-from loom.interp.semantics import AFFINE_RULES, SEMANTICS, Control
+from loom.interp.semantics import AFFINE_RULES, INVARIANT, SEMANTICS, Control
 from loom.ir import Module, Operation, Region, Value
 from loom.opview import operand_groups
 from loom.registry import OpRegistry, as_registry
@@ -37,6 +37,8 @@ class Step:
         "func",
         "module",
         "callee",
+        "invariant",
+        "keys",
     )
 
     def __init__(self, op: Operation, decl: OpDef, func: CFunc, index: int) -> None:
@@ -64,6 +66,15 @@ class Step:
         self.regions: tuple[CRegion | None, ...] = ()
         self.cache: dict[str, Any] = {}
         self.callee: CFunc | None = None
+        self.invariant = op.name in INVARIANT
+        dim_slots = tuple(
+            func.slot(d.value)
+            for v in op.results
+            for d in getattr(v.type, "dims", ())
+            if getattr(d, "value", None) is not None
+        )
+        self.keys: tuple[int, ...] = self.ins + dim_slots
+        """Slots whose values determine an invariant op's result (operands, dynamic dims)."""
 
     def field(self, args: tuple, name: str) -> tuple:
         """The operand values of field ``name`` from the positional ``args``."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,9 @@ from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module
 from loom.opview import region_groups
 
-CHUNK_LANES = 1 << 15
-"""Most lanes run together (bounds the memory of lane arrays)."""
+CHUNK_LANES = 1 << 16
+"""Most lanes run together (bounds the memory of lane arrays; chunks that fit the CPU caches
+beat whole-grid arrays, whose page faults and cache misses cost more than the per-op Python)."""
 DEFAULT_MAX_STEPS = 10_000_000
 """Ops one workitem may execute when ``max_steps`` is None."""
 MAX_SCRATCH_BYTES = 1 << 30
@@ -134,7 +136,8 @@ class BaseContext:
 
     n = 1
     mask: Any = None
-    affs: tuple = ()
+    memo: dict | None = None
+    _ins: tuple = ()
 
     def __init__(self, plan: KernelPlan, max_steps: int | None = None) -> None:
         self.plan = plan
@@ -166,15 +169,16 @@ class BaseContext:
         outer = self.mask
         self.mask = mask
         count = self.n if mask is None else int(np.count_nonzero(mask))
+        memo = self.memo
         try:
             for step in region.steps:
                 self.steps += 1
                 self.ops += count
                 if self.steps > self.max_steps:
                     self._budget(step)
-                vals = [env[i] for i in step.ins]
+                ins = step.ins
                 if step.ctrl is not None:
-                    res = self._control(step, vals)
+                    res = self._control(step, [env[i] for i in ins])
                     if len(step.outs) == 1:
                         res = res[0]
                     if self.retired:
@@ -183,19 +187,38 @@ class BaseContext:
                         if mask is not None and not mask.any():
                             return ()
                         count = self.n if mask is None else int(np.count_nonzero(mask))
+                    rule = None
                 else:
-                    self.affs = (
-                        tuple(aff[i] for i in step.ins) if step.cache.get("affs", True) else ()
-                    )
-                    res = step.fn(self, step, *vals)
-                    if step.term:
-                        return res
+                    rule = step.aff
+                    if step.invariant and memo is not None:
+                        # lane-uniform operands: reuse the result of an earlier chunk
+                        key = [env[i] for i in step.keys]
+                        hit = memo.get(step.index)
+                        if hit is not None and all(map(is_, hit[0], key)):
+                            res = hit[1]
+                        else:
+                            self._ins = ins
+                            res = step.fn(self, step, *key[: len(ins)])
+                            if not any(type(v) is np.ndarray for v in key):
+                                memo[step.index] = (key, res)
+                    else:
+                        self._ins = ins
+                        res = step.fn(self, step, *[env[i] for i in ins])
+                        if step.term:
+                            return res
                 outs = step.outs
                 if len(outs) == 1:
-                    env[outs[0]] = res
-                    aff[outs[0]] = (
-                        step.aff(self, step, vals, self.affs) if step.aff is not None else None
-                    )
+                    o = outs[0]
+                    env[o] = res
+                    if rule is None:
+                        aff[o] = None
+                    else:
+                        affs = tuple(aff[i] for i in ins)
+                        aff[o] = (
+                            rule(self, step, [env[i] for i in ins], affs)
+                            if not ins or any(a is not None for a in affs)
+                            else None
+                        )
                 elif outs:
                     for s, v in zip(outs, res):
                         env[s] = v
@@ -203,6 +226,12 @@ class BaseContext:
             return ()
         finally:
             self.mask = outer
+
+    @property
+    def affs(self) -> tuple:
+        """Affine facts ``(start, stride)`` (or None) of the running op's operands."""
+        aff = self.aff
+        return tuple(aff[i] for i in self._ins)
 
     def _control(self, step: Any, vals: list) -> tuple:
         state, action = step.ctrl.enter(self, step, tuple(vals))
@@ -224,13 +253,17 @@ class BaseContext:
         return action[1]
 
     def _normalize(self, m: Any) -> Any:
+        """``m`` as a run mask: the outer mask, None (every lane), False (no lane) or an array."""
         if m is None:
             return self.mask
-        if np.ndim(m) == 0:
+        if type(m) is not np.ndarray or m.ndim == 0:
             return self.mask if bool(m) else False
-        if self.mask is None and m.all():
-            return None
-        return m if m.any() else False
+        c = np.count_nonzero(m)
+        if not c:
+            return False
+        if self.mask is None and c == m.size:
+            return None  # every lane active: the unmasked fast path
+        return m
 
     def narrow(self, mask: Any) -> Any:
         """The mask after lanes exited."""
@@ -316,6 +349,7 @@ class GridContext(BaseContext):
         self.findings = findings
         self.subgroup = plan.subgroup_size()
         self._func = plan.body
+        self.memo = {}
 
     def _func_of_env(self) -> CFunc:
         return self._func
@@ -522,6 +556,14 @@ class GridContext(BaseContext):
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         """Read one element per active lane."""
         size = dtype.itemsize
+        if contig is not None and self.mask is None and buf.space == "global":
+            # all lanes active, consecutive elements: one slice (bounds = its two ends)
+            a1 = contig + self.n * size
+            if contig >= 0 and a1 <= buf.length:
+                vals = buf.data[contig:a1].view(dtype).copy()
+                if self.sanitize:
+                    self._check_slice(step, buf, contig, 0, self.n, size, None)
+                return vals
         rng = self.active_range() if contig is not None else None
         single = buf.space == "global" or (buf.space == "workgroup" and self.ng == 1)
         if rng is not None and single:
@@ -560,6 +602,21 @@ class GridContext(BaseContext):
     ) -> None:
         """Write one element per active lane."""
         size = dtype.itemsize
+        if (
+            contig is not None
+            and self.mask is None
+            and buf.space == "global"
+            and type(values) is np.ndarray
+            and values.dtype == dtype
+            and values.flags.c_contiguous
+        ):
+            a1 = contig + self.n * size
+            if contig >= 0 and a1 <= buf.length:
+                raw = values.view(np.uint8)
+                if self.sanitize:
+                    self._check_slice(step, buf, contig, 0, self.n, size, raw)
+                buf.data[contig:a1] = raw
+                return
         rng = self.active_range() if contig is not None else None
         single = buf.space == "global" or (buf.space == "workgroup" and self.ng == 1)
         if rng is not None and single:

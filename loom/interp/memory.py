@@ -18,7 +18,7 @@ class Buf:
     relative to that slice. ``shadow`` holds the sanitizer's per-byte state (or None).
     """
 
-    __slots__ = ("data", "name", "space", "group_bytes", "shadow", "uid", "__weakref__")
+    __slots__ = ("data", "name", "space", "group_bytes", "shadow", "uid", "length", "__weakref__")
     _next = 0
 
     def __init__(
@@ -28,14 +28,11 @@ class Buf:
         self.name = name
         self.space = space
         self.group_bytes = group_bytes
+        self.length = group_bytes or int(data.size)
+        """Byte length seen by one workitem."""
         self.shadow: Any = None
         Buf._next += 1
         self.uid = Buf._next
-
-    @property
-    def length(self) -> int:
-        """Byte length seen by one workitem."""
-        return self.group_bytes or int(self.data.size)
 
     def __repr__(self) -> str:
         return f"<buffer {self.name}: {self.length} bytes, {self.space}>"
@@ -44,7 +41,7 @@ class Buf:
 class View:
     """A typed window: element (i0..in) is at ``base + sum(i_k * strides[k]) * size`` bytes."""
 
-    __slots__ = ("buf", "base", "dims", "strides", "etype", "mdtype", "size")
+    __slots__ = ("buf", "base", "dims", "strides", "etype", "mdtype", "size", "static", "coded")
 
     def __init__(self, buf: Buf, base: Any, dims: tuple, strides: tuple, etype: ScalarType) -> None:
         self.buf = buf
@@ -54,6 +51,12 @@ class View:
         self.etype = etype
         self.mdtype = memory_dtype(etype)
         self.size = self.mdtype.itemsize
+        self.coded = etype.spelling in ("bf16", "i1")
+        """True when memory holds an encoding of the value (bf16 bits, i1 bytes)."""
+        self.static: tuple | None = None
+        """(base, dims, strides) as Python ints when they are lane-uniform (fast access paths)."""
+        if not np.ndim(base) and not any(np.ndim(d) for d in (*dims, *strides)):
+            self.static = (int(base), tuple(int(d) for d in dims), tuple(int(s) for s in strides))
 
     def __repr__(self) -> str:
         shape = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in self.dims)

@@ -82,6 +82,8 @@ class _Item:
 class _ItemContext(BaseContext):
     """Semantics context for one workitem (all values are scalars)."""
 
+    affs: tuple = ()
+
     def __init__(self, stepper: Stepper) -> None:
         super().__init__(stepper.plan)
         self.s = stepper
@@ -364,7 +366,6 @@ class Stepper:
             state, action = step.ctrl.enter(ctx, step, tuple(vals))
             self._act(it, step, state, action)
             return
-        ctx.affs = ()
         res = step.fn(ctx, step, *vals)
         if step.term:
             self._leave(it, res)

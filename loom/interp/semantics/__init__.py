@@ -18,6 +18,10 @@ from typing import Any
 SEMANTICS: dict[str, Any] = {}
 """Op name -> semantics function or :class:`Control`."""
 
+INVARIANT: set[str] = set()
+"""Ops whose result depends only on their operands, attributes and the launch (not on lanes,
+memory or control): the grid engine may reuse their result while the operands are unchanged."""
+
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
 
@@ -51,6 +55,11 @@ def semantics(*names: str) -> Callable[[Any], Any]:
         return fn
 
     return register
+
+
+def invariant(*names: str) -> None:
+    """Declare ops as lane-invariant (see :data:`INVARIANT`)."""
+    INVARIANT.update(names)
 
 
 def affine(*names: str) -> Callable[[Any], Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.interp.semantics import affine, semantics
+from loom.interp.semantics import SEMANTICS, affine, invariant, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 _I64 = np.int64
@@ -214,3 +214,7 @@ def _aff_madd(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
 @affine("index.cast")
 def _aff_cast(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     return affs[0] if rtype(step).is_address and itype(step).is_address else None
+
+
+# address arithmetic is a pure function of its operands and attributes
+invariant(*(name for name in SEMANTICS if name.startswith("index.")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from loom.interp.numerics import bf16_round, constant, from_memory, memory_dtype, to_memory
 from loom.interp.numerics import value_dtype as vdt
-from loom.interp.semantics import semantics
+from loom.interp.semantics import SEMANTICS, invariant, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 # ----------------------------------------------------------------------------- constants
@@ -158,13 +159,21 @@ def _cmpi(ctx: Any, step: Any, a: Any, b: Any) -> Any:
 # ----------------------------------------------------------------------------- floats
 
 
+def _is_bf16(step: Any) -> bool:
+    bf = step.cache.get("bf16")
+    if bf is None:
+        bf = step.cache["bf16"] = rtype(step).spelling == "bf16"
+    return bf
+
+
 def _rounded(step: Any, r: Any) -> Any:
-    return bf16_round(r) if rtype(step).spelling == "bf16" else r
+    return bf16_round(r) if _is_bf16(step) else r
 
 
 def _float_binary(fn: Any) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
-        return _rounded(step, fn(a, b))
+        r = fn(a, b)
+        return bf16_round(r) if _is_bf16(step) else r
 
     return sem
 
@@ -178,10 +187,10 @@ def _signed_zero_fix(r: Any, a: Any, b: Any, want_negative: bool) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
-semantics("scalar.addf")(_float_binary(lambda a, b: a + b))
-semantics("scalar.subf")(_float_binary(lambda a, b: a - b))
-semantics("scalar.mulf")(_float_binary(lambda a, b: a * b))
-semantics("scalar.divf")(_float_binary(lambda a, b: a / b))
+semantics("scalar.addf")(_float_binary(operator.add))
+semantics("scalar.subf")(_float_binary(operator.sub))
+semantics("scalar.mulf")(_float_binary(operator.mul))
+semantics("scalar.divf")(_float_binary(operator.truediv))
 semantics("scalar.minimumf")(
     _float_binary(lambda a, b: _signed_zero_fix(np.minimum(a, b), a, b, True))
 )
@@ -354,3 +363,7 @@ def _bitcast(ctx: Any, step: Any, a: Any) -> Any:
     raw = to_memory(src, a).view(memory_dtype(dst))
     r = from_memory(dst, raw)
     return r[0] if np.ndim(a) == 0 else r
+
+
+# every scalar op is a pure function of its operands and attributes
+invariant(*(name for name in SEMANTICS if name.startswith("scalar.")))

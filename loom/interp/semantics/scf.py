@@ -31,10 +31,8 @@ def _select(ctx: Any, step: Any, c: Any, a: Any, b: Any) -> Any:
 
 def _if_enter(ctx: Any, step: Any, args: tuple) -> tuple:
     cond = args[0]
-    taken = ctx.active(cond)
-    if any_true(taken):
-        return (0, cond, None), run(0, (), taken)
-    return _if_resume(ctx, step, (0, cond, None), None)
+    # the engine skips the region (resuming with None) when no lane takes it
+    return (0, cond, None), run(0, (), ctx.active(cond))
 
 
 def _if_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
@@ -43,8 +41,7 @@ def _if_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
         then_vals = yielded
         if len(step.regions) > 1:
             other = ctx.active(~cond if np.ndim(cond) else not cond)
-            if any_true(other):
-                return (1, cond, then_vals), run(1, (), other)
+            return (1, cond, then_vals), run(1, (), other)
         yielded = None
     else_vals = yielded
     n = len(step.op.results)

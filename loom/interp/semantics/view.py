@@ -8,7 +8,7 @@ import numpy as np
 
 from loom.interp.memory import View
 from loom.interp.numerics import from_memory, to_memory
-from loom.interp.semantics import semantics
+from loom.interp.semantics import invariant, semantics
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
 from loom.ir import DYNAMIC_INDEX
@@ -27,7 +27,7 @@ def _indices(step: Any, dynamic: tuple, static_attr: str) -> list:
 def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[Any, Any]:
     """Byte addresses of the element for every lane (None when only the contiguous form is
     needed), and the lane-0 address when lanes access consecutive elements."""
-    contig = _contiguous(ctx, view, idx, affs)
+    contig = _contiguous(ctx, view, idx, affs) if affs else None
     if contig is not None:
         return None, contig
     bad: Any = False
@@ -56,50 +56,66 @@ def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None
 def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     """Lane-0 byte address when exactly one index is lane-affine with unit element stride and
     every active lane is in bounds (checked from the affine form, without touching lanes)."""
-    if (
-        not affs
-        or np.ndim(view.base)
-        or any(np.ndim(s) or np.ndim(d) for s, d in zip(view.strides, view.dims))
-    ):
+    static = view.static
+    if static is None:
         return None
-    varying = [k for k, i in enumerate(idx) if np.ndim(i)]
-    if len(varying) != 1:
+    base, dims, strides = static
+    k = -1
+    for j, i in enumerate(idx):
+        if type(i) is np.ndarray:
+            if k >= 0:
+                return None
+            k = j
+    if k < 0:
         return None
-    k = varying[0]
     aff = affs[k]
-    if aff is None or aff[1] * int(view.strides[k]) != 1:
+    if aff is None or aff[1] * strides[k] != 1:
         return None
     rng = ctx.active_range()
     if rng is None or rng[0] >= rng[1]:
         return None
     lo, hi = rng
     first, last = aff[0] + aff[1] * lo, aff[0] + aff[1] * (hi - 1)
-    if min(first, last) < 0 or max(first, last) >= int(view.dims[k]):
+    if min(first, last) < 0 or max(first, last) >= dims[k]:
         return None
     uniform = 0
-    for j, (i, s, d) in enumerate(zip(idx, view.strides, view.dims)):
+    for j, i in enumerate(idx):
         if j != k:
-            if not 0 <= int(i) < int(d):
+            i = int(i)
+            if not 0 <= i < dims[j]:
                 return None
-            uniform += int(i) * int(s)
-    return int(view.base) + (uniform + aff[0] * int(view.strides[k])) * view.size
+            uniform += i * strides[j]
+    return base + (uniform + aff[0] * strides[k]) * view.size
+
+
+_UNSET = object()
+
+
+def _static_indices(step: Any) -> Any:
+    """The op's ``static_indices`` attribute (cached on the step)."""
+    static = step.cache.get("static", _UNSET)
+    if static is _UNSET:
+        static = step.cache["static"] = step.attrs.get("static_indices")
+    return static
 
 
 @semantics("view.load")
 def _load(ctx: Any, step: Any, view: View, *dyn: Any) -> Any:
-    idx = _indices(step, dyn, "static_indices")
-    affs = _index_affs(ctx, step, idx, 1)
+    static = _static_indices(step)
+    idx = dyn if static is None else _indices(step, dyn, "static_indices")
+    affs = _index_affs(ctx, static, idx, 1)
     addr, contig = _address(ctx, step, view, idx, affs)
     raw = ctx.load(step, view.buf, addr, view.mdtype, contig)
-    return from_memory(view.etype, raw) if view.etype.spelling in ("bf16", "i1") else raw
+    return from_memory(view.etype, raw) if view.coded else raw
 
 
 @semantics("view.store")
 def _store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
-    idx = _indices(step, dyn, "static_indices")
-    affs = _index_affs(ctx, step, idx, 2)
+    static = _static_indices(step)
+    idx = dyn if static is None else _indices(step, dyn, "static_indices")
+    affs = _index_affs(ctx, static, idx, 2)
     addr, contig = _address(ctx, step, view, idx, affs)
-    if view.etype.spelling in ("bf16", "i1"):
+    if view.coded:
         raw = to_memory(view.etype, value)
         raw = raw[0] if np.ndim(value) == 0 else raw
     else:
@@ -107,14 +123,14 @@ def _store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
     ctx.store(step, view.buf, addr, raw, view.mdtype, contig)
 
 
-def _index_affs(ctx: Any, step: Any, idx: list, first: int) -> tuple:
+def _index_affs(ctx: Any, static: Any, idx: Any, first: int) -> tuple:
     """Affine facts of the index values, aligned with ``idx`` (static entries are uniform)."""
-    if not ctx.affs:
+    affs = ctx.affs
+    if not affs:
         return ()
-    static = step.attrs.get("static_indices")
-    dyn_affs = ctx.affs[first:]
+    dyn_affs = affs[first:]
     if static is None:
-        return tuple(dyn_affs)
+        return dyn_affs
     out, it = [], iter(dyn_affs)
     for s in static:
         out.append(next(it) if s == DYNAMIC_INDEX else None)
@@ -137,3 +153,6 @@ def _subview(ctx: Any, step: Any, view: View, *dyn: Any) -> View:
     for o, s in zip(offs, view.strides):
         elem = elem + o * s
     return View(view.buf, view.base + elem * view.size, dims, view.strides, view.etype)
+
+
+invariant("view.subview")
