@@ -26,7 +26,7 @@ from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module
 from loom.opview import region_groups
 
-CHUNK_LANES = 1 << 16
+CHUNK_LANES = 1 << 17
 """Most lanes run together (bounds the memory of lane arrays; chunks that fit the CPU caches
 beat whole-grid arrays, whose page faults and cache misses cost more than the per-op Python)."""
 DEFAULT_MAX_STEPS = 10_000_000
@@ -345,6 +345,7 @@ class GridContext(BaseContext):
         super().__init__(plan, max_steps)
         self.counts, self.sizes = counts, sizes
         self.wg = sizes[0] * sizes[1] * sizes[2]
+        self.workitems = self.wg * counts[0] * counts[1] * counts[2]
         self.sanitize = sanitize
         self.findings = findings
         self.subgroup = plan.subgroup_size()
@@ -542,7 +543,7 @@ class GridContext(BaseContext):
         buf.group_bytes = size
         buf.space = space if space == "workgroup" else "private"
         if self.sanitize:
-            buf.shadow = san.Shadow(data.size, initialised=False)
+            buf.shadow = san.Shadow(data.size, False, self.workitems, len(self.plan.program.steps))
         return buf
 
     def _physical(self, buf: Buf, addr: Any, lanes: np.ndarray) -> Any:
@@ -676,7 +677,10 @@ class GridContext(BaseContext):
             return whole[pos // size]
         return data[pos[:, None] + np.arange(size)].reshape(-1).view(dtype)
 
-    def _epochs_of(self, lanes: np.ndarray) -> np.ndarray:
+    def _epochs_of(self, lanes: Any) -> np.ndarray | None:
+        """Barrier epochs of ``lanes``' workgroups (None while no barrier ran in this chunk)."""
+        if not self._epoch_version:
+            return None
         le = self.coords.get("epochs")
         if le is None or le[0] != self._epoch_version:
             le = self.coords["epochs"] = (self._epoch_version, np.repeat(self.epochs, self.wg))
@@ -688,7 +692,7 @@ class GridContext(BaseContext):
         if buf.shadow is None:
             return
         ix = san.SliceIndex(a0, hi - lo, size)
-        items = self.lane_items()[lo:hi]
+        items = self.g0 * self.wg + lo  # consecutive workitems
         epochs = self._epochs_of(slice(lo, hi))
         if raw is None:
             san.check_read(self.findings, step, buf, ix, items, epochs, self.wg)
@@ -808,7 +812,7 @@ def launch(
     findings.coords_of = ctx.coords_of_item
     if sanitize:
         for b in bufs:
-            b.shadow = san.Shadow(b.data.size, initialised=True)
+            b.shadow = san.Shadow(b.data.size, True, ngroups * wg, len(plan.program.steps))
     with np.errstate(all="ignore"):
         total_ops = _run_grid(ctx, ngroups, wg, values, progress)
     for b in bufs:

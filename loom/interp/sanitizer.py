@@ -9,6 +9,7 @@ interval. A conflicting write of the very same bytes is a warning; anything else
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any
 
@@ -17,10 +18,10 @@ import numpy as np
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.interp.report import coords_text, op_diagnostic
 
-NONE = -1
+NONE = 0
+"""Shadow stamp of a granule nobody accessed (stamps are workitem id + 1)."""
 MAX_SHADOW_BYTES = 4 << 30
 """Largest shadow state per buffer; larger launches must run with ``sanitize=False``."""
-_BYTES_PER_GRANULE = 29
 
 
 class Shadow:
@@ -28,7 +29,15 @@ class Shadow:
 
     State is kept per *granule* of ``g`` bytes, chosen from the first access (4 for f32 data)
     and refined (split) when a smaller or misaligned access arrives, so element-sized accesses
-    cost one shadow entry each. Arrays are allocated at the first access.
+    cost one shadow entry each. Arrays are allocated at the first access, zero-filled by the
+    system (untouched pages cost nothing): writer/reader *stamps* are workitem id + 1 (0: none)
+    in int32 when the launch's ids fit; ``init`` is None while every byte is initialised; epoch
+    arrays are None while every recorded access happened in epoch 0 (before any barrier).
+
+    ``w_lo..w_hi`` / ``r_lo..r_hi`` bound the granules ever written / read, so accesses outside
+    them skip the race checks; ``last_w`` / ``last_r`` remember the most recent slice write /
+    read ``(first granule, count, per-access granules, first item)``: a later slice access by
+    the same workitems to the same granules cannot race with it.
     """
 
     __slots__ = (
@@ -42,33 +51,62 @@ class Shadow:
         "r_item",
         "r_epoch",
         "r_op",
+        "stamp",
+        "opdt",
+        "w_lo",
+        "w_hi",
+        "r_lo",
+        "r_hi",
+        "last_w",
+        "last_r",
+        "ranges",
+        "g_track",
     )
     _FIELDS = ("init", "w_item", "w_epoch", "w_op", "r_item", "r_epoch", "r_op")
 
-    def __init__(self, nbytes: int, initialised: bool) -> None:
+    def __init__(
+        self, nbytes: int, initialised: bool, workitems: int = 1 << 62, ops: int = 1 << 30
+    ) -> None:
         self.nbytes = nbytes
         self.initialised = initialised
         self.g = 0
+        self.stamp = np.dtype(np.int32 if workitems < (1 << 31) - 2 else np.int64)
+        self.opdt = np.dtype(np.int16 if ops < (1 << 15) else np.int32)
+        self.w_lo = self.r_lo = 1 << 62
+        self.w_hi = self.r_hi = -1
+        self.last_w: tuple | None = None
+        self.last_r: tuple | None = None
+        # range mode (initialised buffers): no per-granule arrays while every access is a slice
+        # of consecutive workitems that overlaps no earlier slice except the very same one
+        self.ranges: dict[str, tuple[list, list]] | None = (
+            {"r": ([], []), "w": ([], [])} if initialised else None
+        )
+        self.g_track = 0
 
-    def _allocate(self, g: int) -> None:
+    def _check_size(self, g: int) -> int:
+        """Granules for granule size ``g``; refuses state larger than MAX_SHADOW_BYTES."""
         n = -(-self.nbytes // g)
-        if n * _BYTES_PER_GRANULE > MAX_SHADOW_BYTES:
+        per = self.stamp.itemsize * 2 + self.opdt.itemsize * 2 + (0 if self.initialised else 1)
+        if n * per > MAX_SHADOW_BYTES:
             from loom.errors import LoomRuntimeError
 
             raise LoomRuntimeError(
-                f"a {self.nbytes}-byte buffer needs {n * _BYTES_PER_GRANULE >> 20} MiB of "
+                f"a {self.nbytes}-byte buffer needs {n * per >> 20} MiB of "
                 "sanitizer state, more than the interpreter allows; run with sanitize=False "
                 "(loom-run --no-sanitize)"
             )
+        return n
+
+    def _allocate(self, g: int) -> None:
+        n = self._check_size(g)
         self.g = g
-        self.init = np.full(n, self.initialised, dtype=bool)
-        self.w_item = np.full(n, NONE, dtype=np.int64)
-        # epoch/op entries are only read where an item is recorded, so they need no fill
-        self.w_epoch = np.empty(n, dtype=np.int32)
-        self.w_op = np.empty(n, dtype=np.int32)
-        self.r_item = np.full(n, NONE, dtype=np.int64)
-        self.r_epoch = np.empty(n, dtype=np.int32)
-        self.r_op = np.empty(n, dtype=np.int32)
+        self.init = None if self.initialised else np.zeros(n, dtype=bool)
+        self.w_item = np.zeros(n, dtype=self.stamp)
+        self.r_item = np.zeros(n, dtype=self.stamp)
+        # epoch/op entries are only read where a stamp is recorded, so they need no fill
+        self.w_epoch = self.r_epoch = None
+        self.w_op = np.empty(n, dtype=self.opdt)
+        self.r_op = np.empty(n, dtype=self.opdt)
 
     def fit(self, align: int, size: int) -> None:
         """Make the granule divide the access alignment and size."""
@@ -80,9 +118,96 @@ class Shadow:
             return
         g = math.gcd(self.g, want)
         factor = self.g // g
+        n = -(-self.nbytes // g)
         for name in self._FIELDS:
-            setattr(self, name, np.repeat(getattr(self, name), factor)[: -(-self.nbytes // g)])
+            arr = getattr(self, name)
+            if arr is not None:
+                setattr(self, name, np.repeat(arr, factor)[:n])
+        self.w_lo, self.r_lo = self.w_lo * factor, self.r_lo * factor
+        self.w_hi, self.r_hi = self.w_hi * factor, self.r_hi * factor
+        self.last_w = self.last_r = None
         self.g = g
+
+    # ------------------------------------------------------------------ range mode
+
+    def range_access(self, kind: str, ix: SliceIndex, item0: int, epochs: Any, op: int) -> bool:
+        """Record a slice access in range mode; False when it needs the per-granule check.
+
+        An access is recorded as a range when every earlier access it overlaps is the very
+        same slice by the same workitems (which cannot race with it, and for its own kind is
+        superseded by it): exactly what the per-granule check would conclude.
+        """
+        start, end = ix.start, ix.start + ix.n * ix.size
+        key = (start, ix.n, ix.size, item0)
+        want = math.gcd(start % (1 << 30) or (1 << 30), ix.size)
+        if not self.g_track:
+            # the per-granule state this buffer may need later must be affordable now
+            self._check_size(want if self.nbytes % want == 0 else 1)
+        replace = None
+        for k in ("w", "r") if kind == "w" else ("w",):
+            for j in _overlapping(self.ranges[k], start, end):
+                if self.ranges[k][1][j][:4] != key:
+                    return False
+                if k == kind:
+                    replace = j
+        if kind == "r":
+            for j in _overlapping(self.ranges["r"], start, end):
+                if self.ranges["r"][1][j][:3] != key[:3]:
+                    return False
+                replace = j
+        starts, recs = self.ranges[kind]
+        rec = (*key, epochs, op)
+        if replace is not None:
+            recs[replace] = rec
+        else:
+            j = bisect.bisect_right(starts, start)
+            starts.insert(j, start)
+            recs.insert(j, rec)
+        if not self.g_track:
+            self.g_track = want if self.nbytes % want == 0 else 1
+        else:
+            self.g_track = math.gcd(self.g_track, want)
+        if kind == "w":
+            self.last_w = key
+        else:
+            self.last_r = key
+        return True
+
+    def materialise(self) -> None:
+        """Leave range mode: build the per-granule arrays from the recorded slices."""
+        ranges, self.ranges = self.ranges, None
+        if not self.g_track:
+            return
+        self._allocate(self.g_track)
+        keys = {"w": self.last_w, "r": self.last_r}
+        for kind in ("w", "r"):
+            items, op_arr = getattr(self, kind + "_item"), getattr(self, kind + "_op")
+            for start, n, size, item0, epochs, op in ranges[kind][1]:
+                ix = SliceIndex(start, n, size).bind(self)
+                ix.put_stamps(items, item0)
+                if epochs is not None or getattr(self, kind + "_epoch") is not None:
+                    ix.put(self.epochs(kind), _epoch_rows(epochs))
+                ix.put(op_arr, op)
+                lo, hi = ix.bounds()
+                if kind == "w":
+                    self.w_lo, self.w_hi = min(self.w_lo, lo), max(self.w_hi, hi)
+                else:
+                    self.r_lo, self.r_hi = min(self.r_lo, lo), max(self.r_hi, hi)
+        # the same-workitems shortcut keys are in granules in dense mode
+        for kind, key in keys.items():
+            if key is not None:
+                start, n, size, item0 = key
+                key = (start // self.g, n, size // self.g, item0)
+            setattr(self, "last_" + kind, key)
+
+    def epochs(self, kind: str) -> np.ndarray:
+        """The epoch array of ``kind`` ("w" or "r"), allocated (all epoch 0) on first need."""
+        name = kind + "_epoch"
+        arr = getattr(self, name)
+        if arr is None:
+            arr = np.zeros(self.w_item.size, dtype=np.int32)
+            setattr(self, name, arr)
+        return arr
 
 
 class Findings:
@@ -129,31 +254,65 @@ class Findings:
         return out
 
 
+_ARANGE: dict[np.dtype, np.ndarray] = {}
+
+
+def _arange(n: int, dtype: np.dtype) -> np.ndarray:
+    """``0..n-1`` in ``dtype`` (a view of a cached array)."""
+    a = _ARANGE.get(dtype)
+    if a is None or a.size < n:
+        a = _ARANGE[dtype] = np.arange(max(n, 1 << 16), dtype=dtype)
+    return a[:n]
+
+
+def _item_ids(items: Any, n: int) -> np.ndarray:
+    """Workitem ids of the accesses (``items`` is an array, or the first of consecutive ids)."""
+    if isinstance(items, np.ndarray):
+        return items
+    return np.arange(items, items + n, dtype=np.int64)
+
+
 class SliceIndex:
     """Accesses ``k = 0..n-1`` of ``size`` bytes at ``start + k*size`` (one row per lane)."""
 
-    __slots__ = ("start", "n", "size", "g")
+    __slots__ = ("start", "n", "size", "g", "a", "per")
     contiguous = True
 
     def __init__(self, start: int, n: int, size: int) -> None:
         self.start, self.n, self.size, self.g = start, n, size, 1
+        self.a, self.per = start, size
 
     def bind(self, sh: Shadow) -> SliceIndex:
         """Fit the shadow's granule to this access."""
         sh.fit(self.start % (1 << 30) or (1 << 30), self.size)
-        self.g = sh.g
+        g = self.g = sh.g
+        self.a, self.per = self.start // g, self.size // g
         return self
+
+    def bounds(self) -> tuple[int, int]:
+        """First and one-past-last granule touched."""
+        return self.a, self.a + self.n * self.per
+
+    def key(self, items: Any) -> tuple | None:
+        """Identity of this access for the same-workitems shortcut (None: no shortcut)."""
+        return None if isinstance(items, np.ndarray) else (self.a, self.n, self.per, items)
 
     def get(self, arr: np.ndarray) -> np.ndarray:
         """The shadow rows (a view)."""
-        g = self.g
-        a = self.start // g
-        per = self.size // g
-        return arr[a : a + self.n * per].reshape(self.n, per)
+        a = self.a
+        return arr[a : a + self.n * self.per].reshape(self.n, self.per)
 
     def put(self, arr: np.ndarray, value: Any) -> None:
         """Assign rows."""
         self.get(arr)[...] = value
+
+    def put_stamps(self, arr: np.ndarray, items: Any) -> None:
+        """Record the accesses' workitems (stamp = id + 1) in rows."""
+        rows = self.get(arr)
+        if isinstance(items, np.ndarray):
+            rows[...] = (items + 1)[:, None]
+        else:
+            np.add(_arange(self.n, arr.dtype)[:, None], items + 1, out=rows)
 
     def data_rows(self, data: np.ndarray) -> np.ndarray:
         """The buffer bytes of each access."""
@@ -184,6 +343,17 @@ class FancyIndex:
         self.gpos = self.starts[:, None] // g + np.arange(self.size // g)
         return self
 
+    def bounds(self) -> tuple[int, int]:
+        """First and one-past-last granule touched."""
+        if not self.starts.size:
+            return 0, 0
+        g = self.g
+        return int(self.starts.min()) // g, -(-(int(self.starts.max()) + self.size) // g)
+
+    def key(self, items: Any) -> None:
+        """Arbitrary accesses never take the same-workitems shortcut."""
+        return None
+
     def get(self, arr: np.ndarray) -> np.ndarray:
         """The shadow rows (a copy)."""
         return arr[self.gpos]
@@ -191,6 +361,10 @@ class FancyIndex:
     def put(self, arr: np.ndarray, value: Any) -> None:
         """Assign rows (the last of duplicate positions wins)."""
         arr[self.gpos] = value
+
+    def put_stamps(self, arr: np.ndarray, items: Any) -> None:
+        """Record the accesses' workitems (stamp = id + 1) in rows."""
+        arr[self.gpos] = (_item_ids(items, self.starts.size) + 1)[:, None]
 
     def data_rows(self, data: np.ndarray) -> np.ndarray:
         """The buffer bytes of each access."""
@@ -201,75 +375,132 @@ class FancyIndex:
         return int(self.starts[r]) + c * self.g
 
 
+def _overlapping(ranges: tuple[list, list], start: int, end: int) -> list[int]:
+    """Indices of the recorded (disjoint, sorted) slices overlapping bytes ``start..end-1``."""
+    starts, recs = ranges
+    j = max(bisect.bisect_right(starts, start) - 1, 0)
+    out = []
+    while j < len(recs) and recs[j][0] < end:
+        r = recs[j]
+        if r[0] + r[1] * r[2] > start:
+            out.append(j)
+        j += 1
+    return out
+
+
+def _in_range_mode(kind: str, sh: Shadow, ix: Any, items: Any, epochs: Any, op: int) -> bool:
+    """Handle the access in range mode if possible (else leave range mode for good)."""
+    if (
+        isinstance(ix, SliceIndex)
+        and not isinstance(items, np.ndarray)
+        and sh.range_access(kind, ix, items, epochs, op)
+    ):
+        return True
+    sh.materialise()
+    return False
+
+
 def _index(ix: Any, sh: Shadow) -> Any:
     ix = ix if isinstance(ix, SliceIndex | FancyIndex) else FancyIndex(ix)
     return ix.bind(sh)
 
 
+def _n_of(ix: Any) -> int:
+    return ix.n if ix.contiguous else int(ix.starts.size)
+
+
 def _conflict(
     prev: np.ndarray,
     prev_epoch_fn: Any,
-    items: np.ndarray,
-    epochs: np.ndarray,
+    stamps: Any,
+    epochs: Any,
     wg: int,
     workgroup_memory: bool,
 ) -> np.ndarray:
-    cand = (prev != NONE) & (prev != items)
+    """Granules whose recorded access (stamps ``prev``) races with this one's (``stamps``)."""
+    cand = (prev != NONE) & (prev != stamps)
     if not cand.any():
         return cand
     prev_epoch = prev_epoch_fn()
-    same_group = (prev // wg) == (items // wg)
+    same_group = ((prev - 1) // wg) == ((stamps - 1) // wg)
     concurrent = (~same_group) if not workgroup_memory else np.zeros_like(same_group)
     return cand & (concurrent | (same_group & (prev_epoch == epochs)))
 
 
-def check_read(
-    f: Findings, step: Any, buf: Any, ix: Any, items: np.ndarray, epochs: np.ndarray, wg: int
-) -> None:
-    """Check and record reads of the bytes ``ix`` (one row of bytes per access)."""
+def _stamps(items: Any, n: int) -> np.ndarray:
+    """(n, 1) stamps of the accesses."""
+    return (_item_ids(items, n) + 1)[:, None]
+
+
+def _overlaps(lo: int, hi: int, other_lo: int, other_hi: int) -> bool:
+    return lo < other_hi and other_lo < hi
+
+
+def _epoch_rows(epochs: Any) -> Any:
+    return 0 if epochs is None else epochs[:, None]
+
+
+def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: Any, wg: int) -> None:
+    """Check and record reads of the bytes ``ix`` (one row of bytes per access).
+
+    ``items`` holds the workitem id of each access (or the first id when they are consecutive);
+    ``epochs`` their workgroups' barrier epochs (None: all still in epoch 0).
+    """
     sh = buf.shadow
+    if sh.ranges is not None and _in_range_mode("r", sh, ix, items, epochs, step.index):
+        return
     ix = _index(ix, sh)
-    uninit = ~ix.get(sh.init)
-    if uninit.any():
-        k = np.argwhere(uninit)[0]
-        n_bad = int(uninit.any(axis=-1).sum())
-        f.add(
-            "uninit",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/001",
-            step,
-            int(items[k[0]]),
-            f"reads uninitialised memory (byte {ix.byte_at(int(k[0]), int(k[1]))} of {buf.name})",
-            count=n_bad,
-        )
-    prev = ix.get(sh.w_item)
-    bad = _conflict(
-        prev,
-        lambda: ix.get(sh.w_epoch),
-        items[:, None],
-        epochs[:, None],
-        wg,
-        buf.space == "workgroup",
-    )
-    if bad.any():
-        _report_pairs(
-            f,
-            "race-wr",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/002",
-            step,
-            buf,
-            ix,
-            items,
-            bad,
+    n = _n_of(ix)
+    lo, hi = ix.bounds()
+    if sh.init is not None:
+        init = ix.get(sh.init)
+        if not init.all():
+            uninit = ~init
+            k = np.argwhere(uninit)[0]
+            n_bad = int(uninit.any(axis=-1).sum())
+            f.add(
+                "uninit",
+                DiagnosticSeverity.ERROR,
+                "SANITIZE/001",
+                step,
+                int(_item_ids(items, n)[k[0]]),
+                f"reads uninitialised memory (byte {ix.byte_at(int(k[0]), int(k[1]))} "
+                f"of {buf.name})",
+                count=n_bad,
+            )
+    key = ix.key(items)
+    if _overlaps(lo, hi, sh.w_lo, sh.w_hi) and (key is None or key != sh.last_w):
+        prev = ix.get(sh.w_item)
+        bad = _conflict(
             prev,
-            ix.get(sh.w_op),
-            "data race: reads memory written without a barrier",
-            "the conflicting write",
+            lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
+            _stamps(items, n),
+            _epoch_rows(epochs),
+            wg,
+            buf.space == "workgroup",
         )
-    ix.put(sh.r_item, items[:, None])
-    ix.put(sh.r_epoch, epochs[:, None])
+        if bad.any():
+            _report_pairs(
+                f,
+                "race-wr",
+                DiagnosticSeverity.ERROR,
+                "SANITIZE/002",
+                step,
+                buf,
+                ix,
+                _item_ids(items, n),
+                bad,
+                prev,
+                ix.get(sh.w_op),
+                "data race: reads memory written without a barrier",
+                "the conflicting write",
+            )
+    ix.put_stamps(sh.r_item, items)
+    if epochs is not None or sh.r_epoch is not None:
+        ix.put(sh.epochs("r"), _epoch_rows(epochs))
     ix.put(sh.r_op, step.index)
+    sh.r_lo, sh.r_hi = min(sh.r_lo, lo), max(sh.r_hi, hi)
+    sh.last_r = key
 
 
 def check_write(
@@ -277,76 +508,100 @@ def check_write(
     step: Any,
     buf: Any,
     ix: Any,
-    items: np.ndarray,
-    epochs: np.ndarray,
+    items: Any,
+    epochs: Any,
     wg: int,
     new_bytes: np.ndarray,
     data: np.ndarray,
 ) -> None:
     """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access)."""
     sh = buf.shadow
+    if sh.ranges is not None and _in_range_mode("w", sh, ix, items, epochs, step.index):
+        return
     ix = _index(ix, sh)
+    n = _n_of(ix)
+    lo, hi = ix.bounds()
     wgm = buf.space == "workgroup"
-    it, ep = items[:, None], epochs[:, None]
-    prev = ix.get(sh.w_item)
-    bad = _conflict(prev, lambda: ix.get(sh.w_epoch), it, ep, wg, wgm)
-    if bad.any():
-        rows_bad = bad.any(axis=1)
-        equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
-        for rows, sev, code, what in (
-            (
-                rows_bad & ~equal_rows,
+    key = ix.key(items)
+    if _overlaps(lo, hi, sh.w_lo, sh.w_hi) and (key is None or key != sh.last_w):
+        prev = ix.get(sh.w_item)
+        bad = _conflict(
+            prev,
+            lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
+            _stamps(items, n),
+            _epoch_rows(epochs),
+            wg,
+            wgm,
+        )
+        if bad.any():
+            rows_bad = bad.any(axis=1)
+            equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
+            for rows, sev, code, what in (
+                (
+                    rows_bad & ~equal_rows,
+                    DiagnosticSeverity.ERROR,
+                    "SANITIZE/002",
+                    "data race: writes memory",
+                ),
+                (
+                    equal_rows,
+                    DiagnosticSeverity.WARNING,
+                    "SANITIZE/003",
+                    "data race (same value): writes memory",
+                ),
+            ):
+                if rows.any():
+                    _report_pairs(
+                        f,
+                        "race-ww" + code,
+                        sev,
+                        code,
+                        step,
+                        buf,
+                        ix,
+                        _item_ids(items, n),
+                        bad & rows[:, None],
+                        prev,
+                        ix.get(sh.w_op),
+                        f"{what} also written without a barrier",
+                        "the other write",
+                    )
+    if _overlaps(lo, hi, sh.r_lo, sh.r_hi) and (key is None or key != sh.last_r):
+        prev_r = ix.get(sh.r_item)
+        bad_r = _conflict(
+            prev_r,
+            lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
+            _stamps(items, n),
+            _epoch_rows(epochs),
+            wg,
+            wgm,
+        )
+        if bad_r.any():
+            _report_pairs(
+                f,
+                "race-rw",
                 DiagnosticSeverity.ERROR,
                 "SANITIZE/002",
-                "data race: writes memory",
-            ),
-            (
-                equal_rows,
-                DiagnosticSeverity.WARNING,
-                "SANITIZE/003",
-                "data race (same value): writes memory",
-            ),
-        ):
-            if rows.any():
-                _report_pairs(
-                    f,
-                    "race-ww" + code,
-                    sev,
-                    code,
-                    step,
-                    buf,
-                    ix,
-                    items,
-                    bad & rows[:, None],
-                    prev,
-                    ix.get(sh.w_op),
-                    f"{what} also written without a barrier",
-                    "the other write",
-                )
-    prev_r = ix.get(sh.r_item)
-    bad_r = _conflict(prev_r, lambda: ix.get(sh.r_epoch), it, ep, wg, wgm)
-    if bad_r.any():
-        _report_pairs(
-            f,
-            "race-rw",
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/002",
-            step,
-            buf,
-            ix,
-            items,
-            bad_r,
-            prev_r,
-            ix.get(sh.r_op),
-            "data race: writes memory read without a barrier",
-            "the conflicting read",
-        )
+                step,
+                buf,
+                ix,
+                _item_ids(items, n),
+                bad_r,
+                prev_r,
+                ix.get(sh.r_op),
+                "data race: writes memory read without a barrier",
+                "the conflicting read",
+            )
     if not ix.contiguous:
-        _same_op_writes(f, step, buf, ix, items, new_bytes)
-    ix.put(sh.w_item, it)
-    ix.put(sh.w_epoch, ep)
+        _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes)
+    ix.put_stamps(sh.w_item, items)
+    if epochs is not None or sh.w_epoch is not None:
+        ix.put(sh.epochs("w"), _epoch_rows(epochs))
     ix.put(sh.w_op, step.index)
-    ix.put(sh.init, True)
+    if sh.init is not None:
+        ix.put(sh.init, True)
+    sh.w_lo, sh.w_hi = min(sh.w_lo, lo), max(sh.w_hi, hi)
+    sh.last_w = key
 
 
 def _same_op_writes(
@@ -412,7 +667,7 @@ def _report_pairs(
             int(items[r]),
             f"{message} (byte {ix.byte_at(int(r), int(c))} of {buf.name})",
             other,
-            int(prev[r, c]),
+            int(prev[r, c]) - 1,
             other_what,
             count=int(sel.any(axis=1).sum()),
         )
