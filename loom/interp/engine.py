@@ -33,6 +33,9 @@ DEFAULT_MAX_STEPS = 10_000_000
 """Ops one workitem may execute when ``max_steps`` is None."""
 MAX_SCRATCH_BYTES = 1 << 30
 """Largest workgroup-memory allocation per chunk."""
+FAST_PATHS = True
+"""Off: the general paths only (no reuse of invariant results, no affine index recognition, no
+slice accesses): tests compare both and demand identical memory, findings and errors."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
 
 
@@ -137,6 +140,7 @@ class BaseContext:
     n = 1
     mask: Any = None
     memo: dict | None = None
+    track_affine = True
     _ins: tuple = ()
 
     def __init__(self, plan: KernelPlan, max_steps: int | None = None) -> None:
@@ -189,7 +193,7 @@ class BaseContext:
                         count = self.n if mask is None else int(np.count_nonzero(mask))
                     rule = None
                 else:
-                    rule = step.aff
+                    rule = step.aff if self.track_affine else None
                     if step.invariant and memo is not None:
                         # lane-uniform operands: reuse the result of an earlier chunk
                         key = [env[i] for i in step.keys]
@@ -350,7 +354,8 @@ class GridContext(BaseContext):
         self.findings = findings
         self.subgroup = plan.subgroup_size()
         self._func = plan.body
-        self.memo = {}
+        self.memo = {} if FAST_PATHS else None
+        self.track_affine = FAST_PATHS
 
     def _func_of_env(self) -> CFunc:
         return self._func
