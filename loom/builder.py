@@ -208,7 +208,7 @@ class LoomBuilder:
             ns = DialectBuilder(dialect)
             for d in defs:
                 method = self.registry.builder_name(d)
-                setattr(ns, method, OpCallable(self, _plan_for(d), method))
+                setattr(ns, method, OpCallable(self, d.plan(_OpPlan), method))
             attr = dialect + "_" if dialect in _BUILDER_MEMBERS else dialect
             setattr(self, attr, ns)
 
@@ -258,7 +258,7 @@ class LoomBuilder:
         d = self.registry.get(op_name)
         if d is None:
             raise LoomBuilderError(self.registry.unknown_message(op_name))
-        return self._build(_plan_for(d), kwargs)
+        return self._build(d.plan(_OpPlan), kwargs)
 
     # ------------------------------------------------------------------ the build
 
@@ -585,16 +585,6 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
     return raw
-
-
-_PLANS: dict[int, _OpPlan] = {}
-
-
-def _plan_for(decl: OpDef) -> _OpPlan:
-    plan = _PLANS.get(id(decl))
-    if plan is None or plan.decl is not decl:
-        plan = _PLANS[id(decl)] = _OpPlan(decl)
-    return plan
 
 
 def module_builder(

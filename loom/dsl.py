@@ -587,6 +587,23 @@ class OpDef:
         object.__setattr__(self, "_result_index", {r.name: r for r in self.results})
         object.__setattr__(self, "_attr_index", {a.name: a for a in self.attrs})
         object.__setattr__(self, "_region_index", {r.name: r for r in self.regions})
+        object.__setattr__(self, "_plans", {})
+
+    def plan(self, factory: Callable[[OpDef], Any]) -> Any:
+        """``factory(self)``, computed once per declaration and layer (``factory`` is the key).
+
+        Builder, printer, parser, verifier and bytecode compile each declaration into their own
+        plan on first use and keep it here, next to the declaration it was derived from.
+        """
+        plans = self._plans  # type: ignore[attr-defined]
+        made = plans.get(factory)
+        if made is None:
+            made = plans[factory] = factory(self)
+        return made
+
+    def drop_plans(self) -> None:
+        """Forget every cached plan (after changing what plans are derived from, or in tests)."""
+        self._plans.clear()  # type: ignore[attr-defined]
 
     @property
     def dialect(self) -> str:

@@ -448,12 +448,6 @@ class OpPlan:
         return True
 
 
-_PLANS: dict[int, OpPlan] = {}
-
-
 def plan_for(decl: OpDef) -> OpPlan:
     """The cached plan of ``decl``."""
-    plan = _PLANS.get(id(decl))
-    if plan is None or plan.decl is not decl:
-        plan = _PLANS[id(decl)] = OpPlan(decl)
-    return plan
+    return decl.plan(OpPlan)
