@@ -15,6 +15,7 @@ uninitialised bytes), :meth:`Stepper.workitem_states`, :attr:`Stepper.grid`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -191,6 +192,7 @@ class Stepper:
         self._pending_state: str | None = None
         self._quiet = False
         self.ctx = _ItemContext(self)
+        self._memo: dict[int, tuple] = {}
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
         self._group = -1
@@ -271,7 +273,8 @@ class Stepper:
         if self._done:
             return False
         it = self._item
-        rec: list = [self._cur, self._group, it.stack, it.state, it.steps, [], [], [], None]
+        # [workitem, group, stack, state, steps, env log, misc log, alloc log, new buffer]
+        rec: list = [self._cur, self._group, it.stack, it.state, it.steps, [], None, None, None]
         self._rec = rec
         self._touched = []
         self._pending_state = None
@@ -282,7 +285,7 @@ class Stepper:
                 with np.errstate(all="ignore"):
                     self._execute(it)
             if self._pending_state is not None and it.state == RUNNING:
-                rec[6].append((it, it.state))
+                self._log((it, it.state))
                 it.state = self._pending_state
             if it.state != RUNNING:
                 self._schedule(rec)
@@ -360,13 +363,22 @@ class Stepper:
                 f"{self.max_steps}); is there an infinite loop?",
                 None,
             )
-        vals = [env[i] for i in step.ins]
         ctx = self.ctx
         if step.ctrl is not None:
-            state, action = step.ctrl.enter(ctx, step, tuple(vals))
+            state, action = step.ctrl.enter(ctx, step, tuple([env[i] for i in step.ins]))
             self._act(it, step, state, action)
             return
-        res = step.fn(ctx, step, *vals)
+        if step.invariant:
+            # lane-invariant op: every workitem with the same operand objects gets the same result
+            key = [env[i] for i in step.keys]
+            hit = self._memo.get(step.index)
+            if hit is not None and all(map(is_, hit[0], key)):
+                res = hit[1]
+            else:
+                res = step.fn(ctx, step, *key[: len(step.ins)])
+                self._memo[step.index] = (key, res)
+        else:
+            res = step.fn(ctx, step, *[env[i] for i in step.ins])
         if step.term:
             self._leave(it, res)
             return
@@ -427,7 +439,10 @@ class Stepper:
     def _alloca(self, step: Any, nbytes: int, space: str) -> Buf:
         it = self._item
         k = it.allocs.get(step.index, 0)
-        self._rec[7].append((it, step.index, k))
+        rec = self._rec
+        if rec[7] is None:
+            rec[7] = []
+        rec[7].append((it, step.index, k))
         it.allocs[step.index] = k + 1
         key = (self._group if space == "workgroup" else ("item", it.item), step.index, k)
         buf = self._shared.get(key)
@@ -447,6 +462,13 @@ class Stepper:
             self._rec[8] = (key, buf)
         return buf
 
+    def _log(self, entry: tuple) -> None:
+        """Record undo information other than environment slots."""
+        rec = self._rec
+        if rec[6] is None:
+            rec[6] = []
+        rec[6].append(entry)
+
     def _touch_read(self, step: Any, buf: Buf, p: int, n: int) -> None:
         self._touched.append((buf, p, n))
         init = self._init.get(buf.uid)
@@ -460,12 +482,12 @@ class Stepper:
                 f"{coords_text((it.wg, it.local))}",
             )
             self.findings.append(d)
-            self._rec[6].append(("finding", None))
+            self._log(("finding", None))
 
     def _write(self, buf: Buf, p: int, raw: np.ndarray) -> None:
         n = raw.size
         init = self._init[buf.uid]
-        self._rec[6].append((buf, p, buf.data[p : p + n].copy(), init[p : p + n].copy()))
+        self._log((buf, p, buf.data[p : p + n].copy(), init[p : p + n].copy()))
         buf.data[p : p + n] = raw
         init[p : p + n] = True
         self._touched.append((buf, p, n))
@@ -510,7 +532,7 @@ class Stepper:
             if finished:
                 self._barrier_divergence(waiting[0], finished[0])
             for it in waiting:
-                rec[6].append((it, it.state))
+                self._log((it, it.state))
                 it.state = RUNNING
             self._cur = self._items.index(waiting[0])
             return
@@ -528,7 +550,7 @@ class Stepper:
             [(f"not reached by {coords_text((finished.wg, finished.local))}", None)],
         )
         self.findings.append(d)
-        self._rec[6].append(("finding", None))
+        self._log(("finding", None))
 
     # ------------------------------------------------------------------ undo
 
@@ -537,7 +559,7 @@ class Stepper:
         for extra in reversed(rec[9:]):
             _, items, c, g, done = extra
             self._items, self._cur, self._group, self._done = items, c, g, done
-        for entry in reversed(misc):
+        for entry in reversed(misc or ()):
             if entry[0] == "finding":
                 self.findings.pop()
             elif isinstance(entry[0], Buf):
@@ -548,7 +570,7 @@ class Stepper:
                 entry[0].state = entry[1]
         for env, s, old in reversed(env_log):
             env[s] = old
-        for it, idx, k in reversed(allocs):
+        for it, idx, k in reversed(allocs or ()):
             if k:
                 it.allocs[idx] = k
             else:

@@ -30,6 +30,17 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
     contig = _contiguous(ctx, view, idx, affs) if affs else None
     if contig is not None:
         return None, contig
+    static = view.static
+    if static is not None and not any(type(i) is np.ndarray for i in idx):
+        # every index lane-uniform (always so in the stepper): exact Python-int arithmetic
+        base, dims, strides = static
+        elem = 0
+        for i, d, s in zip(idx, dims, strides):
+            i = int(i)
+            if i < 0 or i >= d:
+                _out_of_bounds(ctx, step, view, idx, True)
+            elem += i * s
+        return base + elem * view.size, None
     bad: Any = False
     for i, d in zip(idx, view.dims):
         bad = bad | (i < 0) | (i >= d)
