@@ -110,6 +110,14 @@ class _Comparer:
         self.same(x.label, y.label, f"{where} block labels")
         self.same(tuple(x.comments), tuple(y.comments), f"{where} block comments")
         self.same(x.leading_blank_line, y.leading_blank_line, f"{where} block blank line")
+        self.same(
+            tuple(x.trailing_comments), tuple(y.trailing_comments), f"{where} trailing comments"
+        )
+        self.same(
+            bool(x.trailing_blank_line and x.trailing_comments),
+            bool(y.trailing_blank_line and y.trailing_comments),
+            f"{where} blank line before the trailing comments",
+        )
         self.same(len(x.args), len(y.args), f"{where} block argument counts")
         for k, (ax, ay) in enumerate(zip(x.args, y.args)):
             self.define(ax, ay, f"{where} block argument {k}")

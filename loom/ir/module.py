@@ -45,6 +45,15 @@ class Module:
         """Text of parsed sources by source name (lets diagnostics show the source line)."""
 
     @property
+    def trailing_comments(self) -> tuple[str, ...]:
+        """Comment lines after the last top-level op (the body block's trailing comments)."""
+        return self.body.trailing_comments
+
+    @trailing_comments.setter
+    def trailing_comments(self, comments: tuple[str, ...]) -> None:
+        self.body.trailing_comments = tuple(comments)
+
+    @property
     def ops(self) -> list[Operation]:
         """The top-level ops."""
         return self.body.ops

@@ -105,9 +105,24 @@ class Operation:
 
 
 class Block:
-    """A sequence of ops with entry arguments and an optional label."""
+    """A sequence of ops with entry arguments, an optional label and trivia.
 
-    __slots__ = ("args", "ops", "label", "comments", "leading_blank_line")
+    ``comments``/``leading_blank_line`` are printed above the block's label;
+    ``trailing_comments`` holds the comment lines after the block's last op (before the closing
+    ``}``, or at the end of the file for the module body), and ``trailing_blank_line`` asks for
+    one empty line before them (blank lines between the last op and the group collapse to one;
+    blank lines inside the group move above it, as they do for an op's comments).
+    """
+
+    __slots__ = (
+        "args",
+        "ops",
+        "label",
+        "comments",
+        "leading_blank_line",
+        "trailing_comments",
+        "trailing_blank_line",
+    )
 
     def __init__(self, args: tuple[Value, ...] = (), label: str | None = None) -> None:
         self.args = args
@@ -115,6 +130,8 @@ class Block:
         self.label = label
         self.comments = _NO_COMMENTS
         self.leading_blank_line = False
+        self.trailing_comments = _NO_COMMENTS
+        self.trailing_blank_line = False
 
     def walk(self) -> Iterator[Operation]:
         """Every op of the block and their nested ops, pre-order."""

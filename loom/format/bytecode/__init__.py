@@ -38,7 +38,8 @@ Layout (all multi-byte integers are unsigned LEB128 varints; "signed" means zigz
     Enum, flag and symbol values are strings validated against the reader's declarations.
   8 MODULE: module name, file-header comments, symbols (name, top-level op index).
   9 IR: the module body as a block. Block: flags (label, leading blank line, comments,
-    explicit arg ids), label, comments, args, op count, ops. Op: ``op_index << 3 | flags``
+    explicit arg ids, trailing comments, blank line before them), label, comments, trailing
+    comments, args, op count, ops. Op: ``op_index << 3 | flags``
     (attributes, location, extended), extended flags (comments, blank line, explicit counts,
     explicit result ids, regions), location id, comments, counts when not fixed, operands as
     the distance back from the next value id (>= 1; or 0 then an absolute id for forward

@@ -114,7 +114,10 @@ BLK_LABEL = 1
 BLK_BLANK = 2
 BLK_COMMENTS = 4
 BLK_ARG_IDS = 8
-BLK_ALL = 15
+BLK_TRAILING = 16
+"""Comments after the block's last op follow the leading comments."""
+BLK_TRAILING_BLANK = 32
+BLK_ALL = 63
 
 # Attribute value tags.
 ATTR_INT = 0

@@ -543,6 +543,11 @@ class _Reader:
             block.leading_blank_line = True
         if flags & L.BLK_COMMENTS:
             block.comments, k = self.comments(st, k)
+        if flags & L.BLK_TRAILING:
+            block.trailing_comments, k = self.comments(st, k)
+            block.trailing_blank_line = flags & L.BLK_TRAILING_BLANK != 0
+        elif flags & L.BLK_TRAILING_BLANK:
+            raise st.error(E_STRUCTURE, k, "block flags ask for a blank line before no comments")
         n = st.count(k, "block argument count")
         k += 1
         nxt = self.nxt

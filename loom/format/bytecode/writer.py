@@ -195,6 +195,10 @@ class _Writer:
             flags |= L.BLK_BLANK
         if block.comments:
             flags |= L.BLK_COMMENTS
+        if block.trailing_comments:
+            flags |= L.BLK_TRAILING
+            if block.trailing_blank_line:
+                flags |= L.BLK_TRAILING_BLANK
         ids = self.vids(block.args, "block argument")
         nxt = self.nxt
         if ids != list(range(nxt, nxt + len(ids))):
@@ -204,6 +208,8 @@ class _Writer:
             out.append(self.name_sid(block.label, "block label"))
         if block.comments:
             out += self.comment_ids(block.comments)
+        if block.trailing_comments:
+            out += self.comment_ids(block.trailing_comments)
         out.append(len(ids))
         if flags & L.BLK_ARG_IDS:
             for i in ids:

@@ -405,6 +405,7 @@ class Parser:
             if i >= len(toks):
                 if not self.next_line():
                     if top:
+                        self.trailing_trivia(block, bool(block.ops or self.header))
                         return block
                     raise self.unclosed(open_at)
                 continue
@@ -412,6 +413,7 @@ class Parser:
             if tok == "}":
                 if top:
                     raise self.error("PARSE/013", "unbalanced braces: '}' closes no region")
+                self.trailing_trivia(block, bool(block.ops))
                 self.pending_blank = False
                 return block
             if tok[0] == "^":
@@ -425,6 +427,24 @@ class Parser:
                 self.top_level_symbol(op)
             block.ops.append(op)
             first = False
+
+    def trailing_trivia(self, block: Block, after_something: bool) -> None:
+        """Give ``block`` the comments pending before its closing ``}`` (or the end of file).
+
+        A comment on the ``}`` line itself follows the brace, so it stays pending for whatever
+        comes next. One blank line before the group is kept when something precedes it.
+        """
+        pending = self.pending_comments
+        if not pending:
+            return
+        keep: list[str] = []
+        if self.comment_tok is not None and self.toks:
+            keep = pending[-1:]
+            pending = pending[:-1]
+        if pending:
+            block.trailing_comments = tuple(pending)
+            block.trailing_blank_line = self.pending_blank and after_something
+        self.pending_comments = keep
 
     def unclosed(self, open_at: tuple[int, int] | None) -> LoomParseError:
         """The error for a region still open at the end of the file."""
@@ -522,12 +542,15 @@ class Parser:
             raise self.error("PARSE/006", self.registry.unknown_message(name))
         self.i = i + 1
         span = self.line_span()
-        comments = self.pending_comments
+        # Take the comments now: the op's regions collect comments of their own.
+        comments: list[str] | None = self.pending_comments
+        if comments:
+            self.pending_comments = []
+        else:
+            comments = None
         blank = self.pending_blank and not first and self.seen_op
         self.seen_op = True
         self.pending_blank = False
-        if comments:
-            self.pending_comments = []
         op = plan.parse(self, lhs, i)
         if comments:
             op.comments = tuple(comments)

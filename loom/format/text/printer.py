@@ -188,7 +188,7 @@ class Printer:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            self._print_block_ops(module.body, "", None)
+            self._print_block_ops(module.body, "", None, top=True)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -221,10 +221,13 @@ class Printer:
             raise LoomPrintError(f"cannot print: {self.registry.unknown_message(op.name)}")
         return d
 
-    def _print_block_ops(self, block: Block, indent: str, elide: str | None) -> None:
+    def _print_block_ops(
+        self, block: Block, indent: str, elide: str | None, top: bool = False
+    ) -> None:
         ops = block.ops
         last = len(ops) - 1
         lines = self._lines
+        printed = False
         for i, op in enumerate(ops):
             if i == last and elide is not None and op.name == elide and _is_bare(op):
                 continue
@@ -233,6 +236,13 @@ class Printer:
             for c in op.comments:
                 lines.append(f"{indent}//{c}")
             self._print_op(op, indent)
+            printed = True
+        if block.trailing_comments:
+            # At top level the file header also counts as something the blank line follows.
+            if block.trailing_blank_line and (printed or (top and lines)):
+                lines.append("")
+            for c in block.trailing_comments:
+                lines.append(f"{indent}//{c}")
 
     def _print_region(self, region: Region, indent: str, elide: str | None) -> None:
         inner = indent + INDENT
