@@ -264,7 +264,16 @@ def _arange(n: int, dtype: np.dtype) -> np.ndarray:
     a = _ARANGE.get(dtype)
     if a is None or a.size < n:
         a = _ARANGE[dtype] = np.arange(max(n, 1 << 16), dtype=dtype)
+        a.flags.writeable = False
     return a[:n]
+
+
+def lane_range(n: int) -> np.ndarray:
+    """``0..n-1`` as int64 (a read-only view of a cached array)."""
+    return _arange(n, _INT64)
+
+
+_INT64 = np.dtype(np.int64)
 
 
 def _item_ids(items: Any, n: int) -> np.ndarray:

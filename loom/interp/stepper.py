@@ -89,7 +89,7 @@ class _ItemContext(BaseContext):
         super().__init__(stepper.plan)
         self.s = stepper
 
-    def coord(self, kind: str, dim: str) -> Any:
+    def coord(self, kind: str, dim: str, step: Any = None) -> Any:
         d = _DIMS[dim]
         it = self.s._item
         if kind == "size":

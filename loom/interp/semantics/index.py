@@ -127,9 +127,38 @@ _CMP = {
 }
 
 
+_MONOTONE = {"slt", "sle", "sgt", "sge"}
+
+
+def _uniform_cmp(ctx: Any, fn: Any, a: Any, b: Any) -> Any:
+    """The comparison as a lane-uniform bool when a lane-affine operand against a uniform one
+    gives the same answer on every lane (checked at the first and last lane: a signed order
+    against a line holds everywhere between when it holds at both ends); else None."""
+    affs = ctx.affs
+    if len(affs) != 2:
+        return None
+    fa, fb = affs
+    if fa is not None and type(b) is not np.ndarray and type(a) is np.ndarray:
+        ends = (fa[0], fa[0] + fa[1] * (ctx.n - 1))
+        first, last = (fn(_I64(e), b) for e in ends)
+    elif fb is not None and type(a) is not np.ndarray and type(b) is np.ndarray:
+        ends = (fb[0], fb[0] + fb[1] * (ctx.n - 1))
+        first, last = (fn(a, _I64(e)) for e in ends)
+    else:
+        return None
+    if min(ends) >= -(2**63) and max(ends) < 2**63 and first == last:
+        return np.bool_(first)
+    return None
+
+
 @semantics("index.cmp")
 def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
-    fn, unsigned = _CMP[step.attrs["predicate"]]
+    predicate = step.attrs["predicate"]
+    fn, unsigned = _CMP[predicate]
+    if predicate in _MONOTONE:
+        r = _uniform_cmp(ctx, fn, a, b)
+        if r is not None:
+            return r
     if unsigned:
         a, b = a.view(np.uint64), b.view(np.uint64)
     return fn(a, b)

@@ -29,7 +29,7 @@ def _pass_on(ctx: Any, step: Any, *values: Any) -> tuple:
 
 def _coordinate(kind: str) -> Any:
     def sem(ctx: Any, step: Any) -> Any:
-        return ctx.coord(kind, step.attrs["dimension"])
+        return ctx.coord(kind, step.attrs["dimension"], step)
 
     def aff(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
         return ctx.coord_affine(kind, step.attrs["dimension"])

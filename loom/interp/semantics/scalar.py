@@ -170,8 +170,16 @@ def _rounded(step: Any, r: Any) -> Any:
     return bf16_round(r) if _is_bf16(step) else r
 
 
-def _float_binary(fn: Any) -> Any:
+def _float_binary(fn: Any, ufunc: Any = None) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        if ufunc is not None and (type(a) is np.ndarray or type(b) is np.ndarray):
+            dt = a.dtype
+            if dt == b.dtype and not _is_bf16(step):
+                # same-dtype lanes: the result has that dtype, written into a recycled array
+                out = ctx.out_array(step, dt)
+                if out is not None:
+                    return ufunc(a, b, out=out)
+                return ctx.produced(step, ufunc(a, b))
         r = fn(a, b)
         return bf16_round(r) if _is_bf16(step) else r
 
@@ -187,10 +195,10 @@ def _signed_zero_fix(r: Any, a: Any, b: Any, want_negative: bool) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
-semantics("scalar.addf")(_float_binary(operator.add))
-semantics("scalar.subf")(_float_binary(operator.sub))
-semantics("scalar.mulf")(_float_binary(operator.mul))
-semantics("scalar.divf")(_float_binary(operator.truediv))
+semantics("scalar.addf")(_float_binary(operator.add, np.add))
+semantics("scalar.subf")(_float_binary(operator.sub, np.subtract))
+semantics("scalar.mulf")(_float_binary(operator.mul, np.multiply))
+semantics("scalar.divf")(_float_binary(operator.truediv, np.true_divide))
 semantics("scalar.minimumf")(
     _float_binary(lambda a, b: _signed_zero_fix(np.minimum(a, b), a, b, True))
 )
