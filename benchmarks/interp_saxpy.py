@@ -2,11 +2,12 @@
 
 Run: ``python benchmarks/interp_saxpy.py``. Prints elements/s for the grid engine with the
 sanitizer off and on at 2^16 and 2^20 f32 elements (workgroup 256), the ratio to NumPy in the
-same run, the sanitizer overhead, and the stepper's steps/s.
+same run, the sanitizer overhead, and the stepper's steps/s, with the machine's load average.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,12 +21,16 @@ from loom.format.text.parser import parse_module  # noqa: E402
 from loom.interp import Stepper, launch  # noqa: E402
 
 SAXPY = Path(__file__).parent.parent / "tests" / "interp" / "kernels" / "saxpy.loom"
+REPEAT = 15
+"""Launches per figure (best of): enough to see through other processes' load."""
 
 
 def main() -> None:
     """Print the figures."""
     module = parse_module(SAXPY.read_text(), filename=str(SAXPY))
     a = np.float32(2.5)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} on {os.cpu_count()} CPUs; best of {REPEAT} launches")
     print(f"{'n':>8} {'mode':<14} {'time ms':>9} {'elements/s':>12} {'x NumPy':>9}")
     for exp in (16, 20):
         n = 1 << exp
@@ -42,7 +47,7 @@ def main() -> None:
                 y[:] = y0
                 launch(module, "saxpy", workload=(n,), args=(n, a, x, y), sanitize=sanitize)
 
-            t, _ = measure(go, repeat=5)
+            t, _ = measure(go, repeat=REPEAT)
             assert np.array_equal(y, a * x + y0)
             times[sanitize] = t
             mode = "sanitize on" if sanitize else "sanitize off"
