@@ -6,6 +6,7 @@ from loom.ir.locations import (
     FileLocation,
     FusedLocation,
     Location,
+    LocationTable,
     OpaqueLocation,
     TaggedLocation,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "FunctionType",
     "FusedLocation",
     "Location",
+    "LocationTable",
     "Module",
     "OpaqueLocation",
     "Operation",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from loom.ir.locations import Location
+from loom.ir.locations import Location, LocationTable
 from loom.ir.operations import Block, Operation
 from loom.ir.types import Type
 from loom.ir.values import Value
@@ -15,8 +15,9 @@ class Module:
 
     ``body`` holds the top-level ops in order; ``values`` is the module-wide value table (a
     value's id is its index); ``symbols`` maps symbol names to their defining top-level op, in
-    definition order; ``sources`` and ``locations`` form the location table (``locations[0]`` is
-    the unknown location, represented by ``None``).
+    definition order; ``sources`` and ``locations`` form the location table (a compact
+    :class:`~loom.ir.locations.LocationTable`; ``locations[0]`` is the unknown location,
+    represented by ``None``).
     """
 
     __slots__ = (
@@ -25,8 +26,7 @@ class Module:
         "values",
         "symbols",
         "sources",
-        "locations",
-        "_location_ids",
+        "_locations",
         "file_header",
         "source_texts",
         "__weakref__",
@@ -38,8 +38,7 @@ class Module:
         self.values: list[Value] = []
         self.symbols: dict[str, Operation] = {}
         self.sources: list[str] = []
-        self.locations: list[Location | None] = [None]
-        self._location_ids: dict[Location, int] = {}
+        self._locations = LocationTable()
         self.file_header: tuple[str, ...] = ()
         self.source_texts: dict[str, str] = {}
         """Text of parsed sources by source name (lets diagnostics show the source line)."""
@@ -72,20 +71,24 @@ class Module:
             self.sources.append(name)
             return len(self.sources) - 1
 
+    @property
+    def locations(self) -> LocationTable:
+        """The location table (list-like; entry 0 is None, the unknown location)."""
+        return self._locations
+
+    @locations.setter
+    def locations(self, entries: Iterable[Location | None]) -> None:
+        self._locations = entries if isinstance(entries, LocationTable) else LocationTable(entries)
+
     def add_location(self, location: Location) -> int:
         """Add a location (deduplicated) and return its id."""
-        existing = self._location_ids.get(location)
-        if existing is not None:
-            return existing
-        self.locations.append(location)
-        loc_id = len(self.locations) - 1
-        self._location_ids[location] = loc_id
-        return loc_id
+        return self._locations.add(location)
 
     def location(self, location_id: int) -> Location | None:
         """The location with this id, or ``None`` for unknown / out-of-range ids."""
-        if 0 < location_id < len(self.locations):
-            return self.locations[location_id]
+        locations = self._locations
+        if 0 < location_id < len(locations):
+            return locations[location_id]
         return None
 
     def walk(self) -> Iterator[Operation]:

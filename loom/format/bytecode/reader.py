@@ -293,9 +293,6 @@ class _Reader:
             table.append(loc)
         r.expect_end()
         module.locations = table
-        module._location_ids = {}
-        for i, loc in enumerate(table[1:], start=1):
-            module._location_ids.setdefault(loc, i)
         self.nloc = len(table)
 
     @staticmethod

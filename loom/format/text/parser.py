@@ -558,9 +558,9 @@ class Parser:
             op.leading_blank_line = True
         if not op.location_id:
             # Op spans start on distinct lines, so they need no deduplication lookup.
-            locations = self.locations
-            locations.append(FileLocation(self.source_id, line, span[0], line, span[1]))
-            op.location_id = len(locations) - 1
+            op.location_id = self.locations.append_span(
+                self.source_id, line, span[0], line, span[1]
+            )
         return op
 
     def line_span(self) -> tuple[int, int]:

@@ -1,0 +1,74 @@
+"""The compact location table behaves like the list of locations it stores."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loom.format.text.parser import parse_module
+from loom.ir import FileLocation, FusedLocation, LocationTable, Module, OpaqueLocation
+
+_INT = st.integers(min_value=0, max_value=2**31 - 1)
+_BIG = st.integers(min_value=-(2**40), max_value=2**40)
+_FILE = st.builds(FileLocation, _INT, _INT, _INT, _INT, _INT, _INT)
+_ODD_FILE = st.builds(FileLocation, _BIG, _BIG, _INT, _INT, _INT, _BIG)
+_OTHER = st.one_of(
+    st.builds(FusedLocation, st.lists(_INT, max_size=3).map(tuple)),
+    st.builds(OpaqueLocation, _INT, st.binary(max_size=4)),
+)
+_LOCS = st.lists(st.one_of(_FILE, _ODD_FILE, _OTHER), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LOCS)
+def test_table_is_the_list_it_was_given(locs: list) -> None:
+    expected = [None, *locs]
+    table = LocationTable(expected)
+    assert len(table) == len(expected)
+    assert list(table) == expected
+    assert table == expected
+    assert [table[i] for i in range(-len(expected), 0)] == expected
+    assert table[1:] == expected[1:]
+    # add() deduplicates against every entry, including those given at construction.
+    for loc in locs:
+        i = table.add(loc)
+        assert table[i] == loc and expected.index(loc) == i
+    assert len(table) == len(expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LOCS, _LOCS)
+def test_add_appends_new_entries_once(first: list, second: list) -> None:
+    table = LocationTable()
+    ids = [table.add(loc) for loc in first + second]
+    distinct = list(dict.fromkeys(first + second))
+    assert list(table) == [None, *distinct]
+    assert [table[i] for i in ids] == first + second
+
+
+def test_append_span_and_errors() -> None:
+    table = LocationTable()
+    i = table.append_span(0, 3, 1, 3, 9)
+    assert i == 1 and table[1] == FileLocation(0, 3, 1, 3, 9)
+    assert table.add(FileLocation(0, 3, 1, 3, 9)) == 1
+    assert table.append_span(0, 4, 1, 4, 2) == 2
+    assert table.add(FileLocation(0, 4, 1, 4, 2)) == 2  # spans appended after the index exists
+    with pytest.raises(IndexError):
+        table[3]
+    with pytest.raises(ValueError):
+        table.append(None)
+    with pytest.raises(ValueError):
+        LocationTable([FileLocation(0, 1, 1, 1, 1)])
+
+
+def test_module_locations_setter_and_parsed_spans() -> None:
+    m = Module()
+    m.locations = [None, OpaqueLocation(0, b"x")]
+    assert isinstance(m.locations, LocationTable)
+    assert m.location(1) == OpaqueLocation(0, b"x") and m.location(2) is None
+    parsed = parse_module("target.generic<reference> @t\n  target.generic<reference> @u  \n")
+    assert [parsed.location(op.location_id) for op in parsed.ops] == [
+        FileLocation(0, 1, 1, 1, 29),
+        FileLocation(0, 2, 3, 2, 31),
+    ]
