@@ -36,6 +36,8 @@ MAX_SCRATCH_BYTES = 1 << 30
 FAST_PATHS = True
 """Off: the general paths only (no reuse of invariant results, no affine index recognition, no
 slice accesses): tests compare both and demand identical memory, findings and errors."""
+SHARED_IDS = 1 << 21
+"""Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
 _DIMS = {"x": 0, "y": 1, "z": 2}
 
@@ -453,13 +455,17 @@ class GridContext(BaseContext):
         else:
             a = self.coord_affine("dispatch", dim)
             if a is not None:
-                out = self.out_array(step, _I64) if step is not None else None
-                if out is None:
-                    v = np.arange(a[0], a[0] + self.n, dtype=np.int64)
-                    if step is not None:
-                        self.produced(step, v)
+                if self.workitems <= SHARED_IDS:
+                    # a read-only window on a shared 0..N-1: no memory written per chunk
+                    v = san.lane_range(self.workitems)[a[0] : a[0] + self.n]
                 else:
-                    v = np.add(san.lane_range(self.n), a[0], out=out)
+                    out = self.out_array(step, _I64) if step is not None else None
+                    if out is None:
+                        v = np.arange(a[0], a[0] + self.n, dtype=np.int64)
+                        if step is not None:
+                            self.produced(step, v)
+                    else:
+                        v = np.add(san.lane_range(self.n), a[0], out=out)
             else:
                 v = self.coord("workgroup", dim) * self.sizes[d] + self.coord("workitem", dim)
         self.coords[key] = v

@@ -215,6 +215,31 @@ def test_overlapping_slices_race_identically(chunk_lanes: int | None) -> None:
     assert "neighbour.loom:21:" in render  # the read of the neighbour's element
 
 
+@pytest.mark.parametrize("name", ["saxpy", "neighbour"])
+def test_dispatch_ids_computed_per_chunk_agree(name: str) -> None:
+    """Above SHARED_IDS workitems, dispatch ids are computed per chunk into recycled arrays."""
+    n = 2500
+    m = load("saxpy") if name == "saxpy" else parse_module(NEIGHBOUR, filename="neighbour.loom")
+
+    def make_args():
+        return (
+            (n, 1.5, _rng_f32(1, n), _rng_f32(2, n))
+            if name == "saxpy"
+            else (
+                n,
+                _rng_f32(1, n),
+                np.zeros(n, np.float32),
+            )
+        )
+
+    saved = engine.SHARED_IDS
+    engine.SHARED_IDS = 0
+    try:
+        assert_same(m, name, (n,), make_args, 512)
+    finally:
+        engine.SHARED_IDS = saved
+
+
 def test_without_sanitizer_fast_and_general_paths_agree() -> None:
     n = 3000
     m = load("saxpy")
