@@ -4,6 +4,13 @@ A chunk of whole workgroups is one set of lanes; every SSA value is a NumPy arra
 lanes or a scalar when uniform. Regions run under an active mask (``None`` when every lane is
 active: the fast path). Barriers are satisfied by lockstep execution; the sanitizer checks that
 every live workitem of a workgroup reaches each barrier.
+
+Speed (see ``benchmarks/interp_saxpy.py``): per-op Python work happens once per op and chunk;
+results of lane-invariant ops (:data:`~loom.interp.semantics.INVARIANT`) are reused while their
+operands are the same objects; lane-affine indices (``group * size + lane``) become slices whose
+bounds are checked at their two ends; chunks are sized to stay in the CPU caches and write their
+results into the previous chunk's dead arrays (fresh memory costs page faults). ``FAST_PATHS =
+False`` turns these off; tests demand identical memory, findings and errors both ways.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ workitem id, the barrier epoch of that workitem's workgroup, the op). Two access
 different workitems touch the same byte, at least one writes, and either they belong to different
 workgroups (global memory: always concurrent) or to the same workgroup in the same barrier
 interval. A conflicting write of the very same bytes is a warning; anything else is an error.
+
+Streaming kernels never pay for per-byte state: while a launch buffer is only accessed by slices
+of consecutive workitems that never overlap an earlier slice except the very same one, its
+shadow is a sorted list of ranges (``Shadow.range_access``); the first other access builds the
+per-granule arrays from them and continues there, with identical findings.
 """
 
 from __future__ import annotations
