@@ -374,6 +374,7 @@ class GridContext(BaseContext):
         self._func = plan.body
         self.memo = {} if FAST_PATHS else None
         self._recycle: dict[int, np.ndarray] = {}
+        self._shape_cache: dict[tuple, Any] = {}
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
 
@@ -421,10 +422,20 @@ class GridContext(BaseContext):
 
     def lane_group(self) -> np.ndarray:
         """Workgroup index within the chunk of every lane."""
-        g = self.coords.get("glocal")
-        if g is None:
-            g = self.coords["glocal"] = np.repeat(np.arange(self.ng, dtype=np.int64), self.wg)
-        return g
+        return self._per_shape(
+            "glocal", lambda: np.repeat(np.arange(self.ng, dtype=np.int64), self.wg)
+        )
+
+    def _per_shape(self, key: Any, make: Any) -> Any:
+        """A lane array that only depends on the chunk's shape: built once per launch and shape
+        (read-only: lane values are never modified in place)."""
+        cache_key = (key, self.ng)
+        v = self._shape_cache.get(cache_key)
+        if v is None:
+            v = self._shape_cache[cache_key] = make()
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        return v
 
     def lane_items(self) -> np.ndarray:
         """Global flat workitem id of every lane."""
@@ -450,8 +461,12 @@ class GridContext(BaseContext):
             if self.wg == 1:
                 v = np.int64(0)
             else:
-                flat = np.tile(np.arange(self.wg, dtype=np.int64), self.ng)
-                v = (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
+
+                def make() -> np.ndarray:
+                    flat = np.tile(np.arange(self.wg, dtype=np.int64), self.ng)
+                    return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
+
+                v = self._per_shape(key, make)
         elif kind == "workgroup":
             if self.ng == 1:
                 g = self.g0
