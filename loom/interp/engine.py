@@ -43,6 +43,8 @@ MAX_SCRATCH_BYTES = 1 << 30
 FAST_PATHS = True
 """Off: the general paths only (no reuse of invariant results, no affine index recognition, no
 slice accesses): tests compare both and demand identical memory, findings and errors."""
+SPARE_BYTES = 32 << 20
+"""Most memory of dead lane arrays a compiled kernel keeps between launches."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -100,6 +102,9 @@ class KernelPlan:
         self.body.body = self.program.compile_region(self.body, regions["body"])
         self.params = regions["body"].entry.args
         self.workload_params = regions["config"].entry.args
+        self.spares: list[dict] = []
+        """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
+        next launch writes into instead of paging in fresh memory."""
 
     def grid(self, workload: tuple) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """Run the config region: (workgroup counts, workgroup size)."""
@@ -373,7 +378,10 @@ class GridContext(BaseContext):
         self.subgroup = plan.subgroup_size()
         self._func = plan.body
         self.memo = {} if FAST_PATHS else None
-        self._recycle: dict[int, np.ndarray] = {}
+        self._recycle: dict[int, np.ndarray] = (
+            plan.spares.pop() if plan.spares and FAST_PATHS else {}
+        )
+        self.recycling = FAST_PATHS
         self._shape_cache: dict[tuple, Any] = {}
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
@@ -406,9 +414,11 @@ class GridContext(BaseContext):
         than into a fresh allocation the system must page in, is most of the speed of large
         launches; a step's later runs in the same chunk get None (their older result may be
         alive)."""
+        if not self.recycling:
+            return None
         arr = self._recycle.pop(step.index, None)
         if arr is None or arr.dtype != dtype or arr.size != self.n:
-            if arr is None and step.index not in self._produced and FAST_PATHS:
+            if arr is None and step.index not in self._produced:
                 self._produced[step.index] = None  # first run: remember the fresh result
             return None
         self._produced[step.index] = arr
@@ -419,6 +429,17 @@ class GridContext(BaseContext):
         if self._produced.get(step.index, 0) is None:
             self._produced[step.index] = arr
         return arr
+
+    def hand_back(self) -> None:
+        """After a launch: keep the last chunk's dead arrays (bounded) for the next launch."""
+        spare, total = {}, 0
+        for k, arr in self._recycle.items():
+            if arr is not None and total + arr.nbytes <= SPARE_BYTES:
+                spare[k] = arr
+                total += arr.nbytes
+        self._recycle = {}
+        if spare and not self.plan.spares:
+            self.plan.spares.append(spare)
 
     def lane_group(self) -> np.ndarray:
         """Workgroup index within the chunk of every lane."""
@@ -894,6 +915,7 @@ def launch(
             b.shadow = san.Shadow(b.data.size, True, ngroups * wg, len(plan.program.steps))
     with np.errstate(all="ignore"):
         total_ops = _run_grid(ctx, ngroups, wg, values, progress)
+    ctx.hand_back()
     for b in bufs:
         b.shadow = None
     return LaunchResult(

@@ -283,3 +283,20 @@ def test_random_sizes_and_chunks_agree(kernel: str, n: int, chunk_lanes: int, sa
             return (n, _rng_f32(n, n), np.zeros(n, np.float32))
 
         assert_same(m, "neighbour", (n,), make_args, chunk_lanes, sanitize=sanitize)
+
+
+def test_repeated_launches_reuse_arrays_correctly() -> None:
+    """Launches of one compiled kernel write into the previous launch's dead arrays."""
+    m = parse_module(NEIGHBOUR, filename="neighbour.loom")
+    saxpy = load("saxpy")
+    for k, n in enumerate([3000, 3000, 700, 3000, 1, 3000]):
+        x, y = _rng_f32(k, n), _rng_f32(k + 100, n)
+        want = np.float32(0.5) * x + y
+        with paths(True, 1024):
+            r = launch(saxpy, "saxpy", workload=(n,), args=(n, 0.5, x, y))
+        np.testing.assert_array_equal(y, want)
+        assert r.findings == []
+        assert_same(
+            m, "neighbour", (n,), lambda n=n, k=k: (n, _rng_f32(k, n), np.zeros(n, np.float32))
+        )
+    assert engine._plan(saxpy, "saxpy").spares  # the reuse really happened
