@@ -1,9 +1,15 @@
-"""Print plans: a declaration's format compiled once into token-emitting closures.
+"""Print plans: each declaration's format compiled once into a generated Python function.
 
-The generic printer walks format elements with ``isinstance`` tests and groups operands by
-field for every op; a plan does that work once per declaration. Plans cover region-free ops
-(almost every op of a large module); the printer's generic walk handles the rest and every
-malformed op, so the output is byte-identical either way.
+The generic printer walks format elements with ``isinstance`` tests, groups operands by field
+and joins tokens with the spacing rule for every op. A plan does all of that once per
+declaration: the spacing between tokens is decided while compiling (a runtime flag is kept only
+after optional elements whose presence changes it), operands are read by position, and the
+op's line is built by a few f-strings. Ops with regions are covered too: the generated code
+hands each region to the printer between the lines it builds.
+
+Any op that does not fit its declaration (wrong counts, missing attributes, odd attribute
+text) makes the generated function raise; the printer then falls back to its generic walk,
+which reports the problem, so the output is byte-identical either way. No op is named here.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from loom.dsl import (
     Attr,
     AttrDict,
     AttrKind,
+    BindingList,
+    BlockArgs,
     Clause,
     Flags,
     FormatElement,
@@ -26,6 +34,8 @@ from loom.dsl import (
     PredicateList,
     Ref,
     Refs,
+    RegionArg,
+    RegionRef,
     ResultTypeList,
     Subscript,
     SymbolRef,
@@ -33,13 +43,25 @@ from loom.dsl import (
     TypeOf,
     TypesOf,
 )
-from loom.ir import DYNAMIC_INDEX, Operation, ScalarType, Value, type_to_text
-from loom.opview import operand_groups, result_groups
+from loom.ir import DYNAMIC_INDEX, Operation, Value
+from loom.opview import needs_segments, operand_groups
 
 GLUE = object()
-"""Marker token: no space before the next token."""
+"""Marker token of the generic printer: no space before the next token."""
 
-Emit = Callable[[Operation, Any, list], None]
+NO_SPACE_BEFORE = (",", ")", "]", "}")
+NO_SPACE_AFTER = ("(", "[", "{")
+
+PrintFn = Callable[[Operation, Callable, Callable, Any, str, "str | None"], str]
+"""``fn(op, cached_type_text_by_id, type_text, printer, indent, tail) -> last line``."""
+
+
+class Fallback(Exception):
+    """The op does not fit the plan's assumptions: print it with the generic walk."""
+
+
+class _Unsupported(Exception):
+    """The declaration needs the generic printer."""
 
 
 def _name(v: Value) -> str:
@@ -47,238 +69,467 @@ def _name(v: Value) -> str:
     return "%" + (n if n is not None else str(v.id))
 
 
-def _bare(v: Value) -> str:
-    n = v.name
-    return n if n is not None else str(v.id)
+def _checked(text: str) -> str:
+    """A dynamic token whose spacing the plan assumed (no ``,)]}`` start, no ``([{`` end)."""
+    if not text or text[0] in ",)]}" or text[-1] in "([{":
+        raise Fallback
+    return text
 
 
-def _type(t: Any) -> str:
-    return t.spelling if type(t) is ScalarType else type_to_text(t, _bare)
+def _index_text(dyn: tuple[Value, ...], static: Any) -> str:
+    if static is None:
+        return "[" + ", ".join([_name(v) for v in dyn]) + "]"
+    it = iter(dyn)
+    out = []
+    for s in static:
+        if s == DYNAMIC_INDEX:
+            v = next(it, None)
+            if v is None:
+                raise Fallback
+            out.append(_name(v))
+        else:
+            out.append(str(s))
+    return "[" + ", ".join(out) + "]"
+
+
+def _fq(text: str) -> str:
+    """``text`` escaped for the literal part of an f-string."""
+    return text.replace("\\", "\\\\").replace("{", "{{").replace("}", "}}").replace('"', '\\"')
 
 
 class PrintPlan:
-    """Compiled printer of one region-free declaration (``steps`` is None when unsupported)."""
+    """The compiled printer of one declaration.
 
-    def __init__(self, decl: OpDef, consumed: frozenset[str], attr_text: Callable) -> None:
+    ``fn`` is None when the format uses an element the generator does not know; then the
+    printer always takes its generic walk. ``source`` is the generated code (for tests and
+    debugging).
+    """
+
+    def __init__(self, decl: OpDef, consumed: frozenset[str], helpers: dict[str, Any]) -> None:
         self.decl = decl
         self.consumed = consumed
-        self.attr_text = attr_text
         self.symbol = decl.symbol_trait is not None
-        self.fixed = not any(o.variadic or o.optional for o in decl.operands) and not any(
-            r.variadic for r in decl.results
-        )
-        self.steps: list[Emit] | None
+        self.fn: PrintFn | None = None
+        self.source = ""
         try:
-            self.steps = None if decl.regions else self._compile(decl.format)
+            self.source = _Gen(decl, consumed).generate()
         except _Unsupported:
-            self.steps = None
+            return
+        env: dict[str, Any] = {
+            "Fallback": Fallback,
+            "_checked": _checked,
+            "_index_text": _index_text,
+            "_name": _name,
+            "operand_groups": operand_groups,
+            "DECL": decl,
+            "CONSUMED": consumed,
+            **helpers,
+        }
+        code = compile(self.source, f"<print plan {decl.name}>", "exec")
+        exec(code, env)  # noqa: S102 - generated from the declaration, see _Gen
+        self.fn = env["_print"]
 
-    def tokens(self, op: Operation) -> list:
-        """The op's tokens (LHS, name, format) for :func:`join_tokens`."""
-        t: list = []
-        if op.results and not self.symbol:
-            t.append(", ".join([_name(r) for r in op.results]))
-            t.append("=")
-        t.append(op.name)
-        g = None
-        if not self.fixed:
-            g = operand_groups(op, self.decl)
-            g.update(result_groups(op, self.decl))
-        for s in self.steps:  # type: ignore[union-attr]
-            s(op, g, t)
-        return t
 
-    # ------------------------------------------------------------------ compilation
+class _Gen:
+    """Generates the source of ``_print(op, tg, tt, pr, indent, tail)`` for one declaration.
 
-    def _values(self, field: str) -> Callable[[Operation, Any], tuple[Value, ...]]:
+    ``tg`` looks a type's text up by ``id`` (None when not cached yet) and ``tt`` computes and
+    caches it; ``pr`` is the printer (for regions); the result is the op's last line with
+    ``indent`` and the ``tail`` (a location) when given.
+    """
+
+    def __init__(self, decl: OpDef, consumed: frozenset[str]) -> None:
+        self.decl = decl
+        self.consumed = consumed
+        self.code: list[str] = []
+        self.depth = 1
+        self.pending: list[str] = []
+        self.uses_parts = False
+        self.state = "s"  # "s": space before the next token, "n": none, "d": runtime ``sp``
+        self.k = 0
+        self.fields: dict[str, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ code emission
+
+    def emit(self, line: str) -> None:
+        self.code.append("    " * self.depth + line)
+
+    def tmp(self, base: str = "t") -> str:
+        self.k += 1
+        return f"{base}{self.k}"
+
+    def flush(self) -> None:
+        if self.pending:
+            self.emit(f'P(f"{"".join(self.pending)}")')
+            self.pending = []
+            self.uses_parts = True
+
+    def sep(self, no_space_before: bool) -> None:
+        if no_space_before or self.state == "n":
+            return
+        if self.state == "s":
+            self.pending.append(" ")
+        else:
+            self.pending.append("{' ' if sp else ''}")
+
+    def token(self, lit: str | None = None, expr: str | None = None, **kw: bool) -> None:
+        """One token: literal text or an expression; ``nsb``/``nsa`` spacing properties."""
+        self.sep(kw.get("nsb", False))
+        if lit is not None:
+            self.pending.append(_fq(lit))
+        if expr is not None:
+            self.pending.append("{" + expr + "}")
+        self.state = "n" if kw.get("nsa", False) else "s"
+
+    def glue(self) -> None:
+        self.state = "n"
+
+    def branch(self, cond: str, body: Callable[[], None]) -> None:
+        """``if cond: body`` keeping the spacing state right on both paths."""
+        self.flush()
+        before = self.state
+        self.emit(f"if {cond}:")
+        self.depth += 1
+        mark = len(self.code)
+        body()
+        if len(self.code) == mark and not self.pending:
+            self.emit("pass")
+        self.flush()
+        after = self.state
+        if after != before:
+            if after != "d":
+                self.emit(f"sp = {after == 's'}")
+            self.depth -= 1
+            if before != "d":
+                self.emit("else:")
+                self.emit(f"    sp = {before == 's'}")
+            self.state = "d"
+        else:
+            self.depth -= 1
+
+    # ------------------------------------------------------------------ fields
+
+    def setup_fields(self) -> None:
         decl = self.decl
-        if self.fixed:
-            for k, o in enumerate(decl.operands):
-                if o.name == field:
-                    return lambda op, g: op.operands[k : k + 1]
-            for k, r in enumerate(decl.results):
-                if r.name == field:
-                    return lambda op, g: op.results[k : k + 1]
-            raise _Unsupported
-        if decl.operand(field) is None and decl.result(field) is None:
-            raise _Unsupported
-        return lambda op, g: g[field]
+        self.emit("o = op.operands")
+        self.emit("r = op.results")
+        self.emit("a = op.attributes")
+        if needs_segments(decl):
+            self.emit("g = operand_groups(op, DECL)")
+            for o in decl.operands:
+                self.fields[o.name] = ("many", f"g[{o.name!r}]")
+        else:
+            self._positional("o", decl.operands, "e")
+        self._positional("r", decl.results, "er")
 
-    def _compile(self, elems: tuple[FormatElement, ...]) -> list[Emit]:
-        return [self._step(e) for e in elems]
+    def _positional(self, seq: str, fields: tuple, extra: str) -> None:
+        variable = [f for f in fields if f.variadic or getattr(f, "optional", False)]
+        fixed = len(fields) - len(variable)
+        if not variable:
+            self.emit(f"if len({seq}) != {fixed}:")
+            self.emit("    raise Fallback")
+        else:
+            f = variable[0]
+            self.emit(f"{extra} = len({seq}) - {fixed}")
+            limit = "" if f.variadic else f" or {extra} > 1"
+            self.emit(f"if {extra} < 0{limit}:")
+            self.emit("    raise Fallback")
+        seen_var = False
+        for k, f in enumerate(fields):
+            var = f"{seq}{k}"
+            if f.variadic or getattr(f, "optional", False):
+                self.emit(f"{var} = {seq}[{k}:{k} + {extra}]")
+                self.fields[f.name] = ("many", var)
+                seen_var = True
+            else:
+                index = f"{k} - 1 + {extra}" if seen_var else str(k)
+                self.emit(f"{var} = {seq}[{index}]")
+                self.fields[f.name] = ("one", var)
 
-    def _step(self, e: FormatElement) -> Emit:  # noqa: C901
+    def values(self, field: str) -> tuple[str, str]:
+        got = self.fields.get(field)
+        if got is None:
+            raise _Unsupported
+        return got
+
+    def one(self, field: str) -> str:
+        """A local holding the single value of ``field`` (Fallback when it has another count)."""
+        kind, code = self.values(field)
+        if kind == "one":
+            return code
+        var = self.tmp("v")
+        self.flush()
+        self.emit(f"({var},) = {code}")
+        return var
+
+    def seq(self, fields: tuple[str, ...]) -> str:
+        """An expression for the values of ``fields``, as one tuple."""
+        parts = []
+        for f in fields:
+            kind, code = self.values(f)
+            parts.append(f"({code},)" if kind == "one" else code)
+        return " + ".join(parts) if parts else "()"
+
+    def static_count(self, fields: tuple[str, ...]) -> bool:
+        return all(self.values(f)[0] == "one" for f in fields)
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(self) -> str:
+        decl = self.decl
+        self.emit("parts = []")
+        self.emit("P = parts.append")
+        self.setup_fields()
+        if decl.results and not self.symbol_decl():
+            if self.static_count(tuple(x.name for x in decl.results)):
+                self.pending.append(
+                    ", ".join(
+                        "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
+                        for v in (self.values(x.name)[1] for x in decl.results)
+                    )
+                    + " = "
+                )
+            else:
+                self.emit("if r:")
+                self.depth += 1
+                self.emit('P(", ".join([_name(x) for x in r]) + " = ")')
+                self.depth -= 1
+                self.uses_parts = True
+        self.state = "n"
+        self.token(lit=decl.name)
+        for e in decl.format:
+            self.element(e)
+        last = "".join(self.pending)
+        if self.uses_parts:
+            joined, last = 'indent + "".join(parts) + ', last
+        else:
+            joined, last = "", "{indent}" + last
+        self.emit("if tail is None:")
+        self.emit(f'    return {joined}f"{last}"')
+        self.pending = []
+        self.token(expr="tail")
+        self.emit(f'return {joined}f"{last}{"".join(self.pending)}"')
+        code = self.code
+        if not self.uses_parts:
+            code = [c for c in code if c.strip() not in ("parts = []", "P = parts.append")]
+        head = "def _print(op, tg, tt, pr, indent, tail):"
+        return "\n".join([head, *code]) + "\n"
+
+    def symbol_decl(self) -> bool:
+        return self.decl.symbol_trait is not None
+
+    def element(self, e: FormatElement) -> None:  # noqa: C901
         decl = self.decl
         if isinstance(e, Kw):
-            text = e.text
-            return lambda op, g, t: t.append(text)
-        if isinstance(e, Glue):
-            return lambda op, g, t: t.append(GLUE)
-        if isinstance(e, Ref):
-            get = self._values(e.field)
-
-            def ref(op: Operation, g: Any, t: list) -> None:
-                (v,) = get(op, g)
-                t.append(_name(v))
-
-            return ref
-        if isinstance(e, (Refs, Subscript)):
-            gets = [self._values(f) for f in e.fields]
-            bracket = isinstance(e, Subscript)
-
-            def refs(op: Operation, g: Any, t: list) -> None:
-                if bracket:
-                    t.append(GLUE)
-                    t.append("[")
-                first = True
-                for get in gets:
-                    for v in get(op, g):
-                        if not first:
-                            t.append(",")
-                        t.append(_name(v))
-                        first = False
-                if bracket:
-                    t.append("]")
-
-            return refs
-        if isinstance(e, IndexList):
-            get = self._values(e.dynamic)
-            static = e.static
-
-            def index_list(op: Operation, g: Any, t: list) -> None:
-                dyn = get(op, g)
-                st = op.attributes.get(static)
-                if st is None:
-                    names = [_name(v) for v in dyn]
-                else:
-                    it = iter(dyn)
-                    names = [_name(next(it)) if s == DYNAMIC_INDEX else str(s) for s in st]
-                t.append(GLUE)
-                t.append("[")
-                for k, n in enumerate(names):
-                    if k:
-                        t.append(",")
-                    t.append(n)
-                t.append("]")
-
-            return index_list
-        if isinstance(e, TypeOf):
-            get = self._values(e.field)
-
-            def type_of(op: Operation, g: Any, t: list) -> None:
-                (v,) = get(op, g)
-                t.append(_type(v.type))
-
-            return type_of
-        if isinstance(e, TypesOf):
-            gets = [self._values(f) for f in e.fields]
-
-            def types_of(op: Operation, g: Any, t: list) -> None:
-                first = True
-                for get in gets:
-                    for v in get(op, g):
-                        if not first:
-                            t.append(",")
-                        t.append(_type(v.type))
-                        first = False
-
-            return types_of
-        if isinstance(e, ResultTypeList):
+            self.token(
+                lit=e.text,
+                nsb=e.text.startswith(NO_SPACE_BEFORE),
+                nsa=e.text.endswith(NO_SPACE_AFTER),
+            )
+        elif isinstance(e, Glue):
+            self.glue()
+        elif isinstance(e, Ref):
+            v = self.one(e.field)
+            self.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
+        elif isinstance(e, Refs):
+            self.name_list(e.fields, bracket=False)
+        elif isinstance(e, Subscript):
+            self.glue()
+            self.name_list(e.fields, bracket=True)
+        elif isinstance(e, IndexList):
+            dyn = self.seq((e.dynamic,))
+            self.glue()
+            self.token(expr=f"_index_text({dyn}, a.get({e.static!r}))")
+        elif isinstance(e, TypeOf):
+            v = self.one(e.field)
+            self.token(expr=f"tg(id({v}.type)) or tt({v}.type)")
+        elif isinstance(e, TypesOf):
+            if not e.fields:
+                return
+            if self.static_count(e.fields):
+                text = ", ".join(
+                    "{tg(id(" + v + ".type)) or tt(" + v + ".type)}"
+                    for v in (self.values(f)[1] for f in e.fields)
+                )
+                self.sep(False)
+                self.pending.append(text)
+                self.state = "s"
+            else:
+                var = self.tmp()
+                self.flush()
+                self.emit(f"{var} = {self.seq(e.fields)}")
+                self.branch(var, lambda: self.token(expr=f"', '.join([tt(x.type) for x in {var}])"))
+        elif isinstance(e, ResultTypeList):
             if decl.attr(e.field) is not None:
                 raise _Unsupported
-            get = self._values(e.field)
-            parens = e.parens
-
-            def result_types(op: Operation, g: Any, t: list) -> None:
-                text = ", ".join([_type(v.type) for v in get(op, g)])
-                t.append(f"({text})" if parens else text)
-
-            return result_types
-        if isinstance(e, (Attr, TemplateParam)):
+            text = f"', '.join([tt(x.type) for x in {self.seq((e.field,))}])"
+            if e.parens:
+                self.token(lit="(", expr=text)
+                self.pending.append(")")
+                self.state = "s"
+            else:
+                self.token(expr=text)
+        elif isinstance(e, (Attr, TemplateParam)):
             a = decl.attr(e.field)
             if a is None:
                 raise _Unsupported
-            name, kind = a.name, a.kind
-            attr_text = self.attr_text
-            template = isinstance(e, TemplateParam)
-            plain = kind in (AttrKind.ENUM, AttrKind.FLAGS)
+            if a.kind in (AttrKind.ENUM, AttrKind.FLAGS):
+                value = f"a[{a.name!r}]"
+                text = f"str({value})"
+            else:
+                text = f"attr_text({a.kind!r}, a[{a.name!r}])"
+            if isinstance(e, TemplateParam):
+                self.glue()
+                self.token(lit="<", expr=text)
+                self.pending.append(">")
+                self.state = "s"
+            else:
+                self.token(expr=f"_checked({text})")
+        elif isinstance(e, SymbolRef):
+            self.token(lit="@", expr=f"_checked(str(a[{e.field!r}]))")
+        elif isinstance(e, Flags):
+            var = self.tmp()
+            self.flush()
+            self.emit(f"{var} = a.get({e.field!r})")
 
-            def attr(op: Operation, g: Any, t: list) -> None:
-                value = op.attributes[name]
-                text = value if plain and type(value) is str else attr_text(kind, value)
-                if template:
-                    t.append(GLUE)
-                    t.append(f"<{text}>")
-                else:
-                    t.append(text)
+            def flags() -> None:
+                self.glue()
+                self.token(lit="<", expr=var)
+                self.pending.append(">")
+                self.state = "s"
 
-            return attr
-        if isinstance(e, SymbolRef):
-            name = e.field
-            return lambda op, g, t: t.append("@" + str(op.attributes[name]))
-        if isinstance(e, Flags):
-            name = e.field
+            self.branch(var, flags)
+        elif isinstance(e, Clause):
+            self.token(lit=e.name + "(", nsa=True)
+            for inner in e.inner:
+                self.element(inner)
+            self.token(lit=")", nsb=True)
+        elif isinstance(e, AttrDict):
+            var = self.tmp()
+            self.flush()
+            self.emit(f"{var} = attr_dict(DECL, CONSUMED, a) if a else ''")
+            self.branch(var, lambda: self.token(expr=var))
+        elif isinstance(e, OptionalGroup):
+            self.branch(self.present(e.anchor), lambda: [self.element(x) for x in e.inner])
+        elif isinstance(e, BlockArgs):
+            args = self.region_args(e.region)
+            text = f"', '.join([_name(x) + ': ' + tt(x.type) for x in {args}])"
 
-            def flags(op: Operation, g: Any, t: list) -> None:
-                value = op.attributes.get(name)
-                if value:
-                    t.append(GLUE)
-                    t.append(f"<{value}>")
+            def block_args() -> None:
+                self.glue()
+                self.token(lit="(", expr=text)
+                self.pending.append(")")
+                self.state = "s"
 
-            return flags
-        if isinstance(e, Clause):
-            head = e.name + "("
-            inner = self._compile(e.inner)
-
-            def clause(op: Operation, g: Any, t: list) -> None:
-                t.append(head)
-                for s in inner:
-                    s(op, g, t)
-                t.append(")")
-
-            return clause
-        if isinstance(e, OptionalGroup):
-            inner = self._compile(e.inner)
-            anchor = e.anchor
-            is_value = decl.operand(anchor) is not None or decl.result(anchor) is not None
-            get = self._values(anchor) if is_value else None
-
-            def optional(op: Operation, g: Any, t: list) -> None:
-                if get is not None:
-                    present = bool(get(op, g))
-                else:
-                    value = op.attributes.get(anchor)
-                    present = value is not None and value != () and value is not False
-                if present:
-                    for s in inner:
-                        s(op, g, t)
-
-            return optional
-        if isinstance(e, AttrDict):
-            consumed = self.consumed
-            attr_text = self.attr_text
-
-            def attr_dict(op: Operation, g: Any, t: list) -> None:
-                attrs = op.attributes
-                if not attrs:
-                    return
-                entries = []
-                for key in sorted(attrs):
-                    if key in consumed:
-                        continue
-                    value = attrs[key]
-                    a = decl.attr(key)
-                    if a is not None and a.default is not None and value == a.default:
-                        continue
-                    entries.append(f"{key} = {attr_text(a.kind if a else None, value)}")
-                if entries:
-                    t.append("{" + ", ".join(entries) + "}")
-
-            return attr_dict
-        if isinstance(e, PredicateList):
+            if e.omit_empty:
+                self.flush()
+                self.branch(args, block_args)
+            else:
+                block_args()
+        elif isinstance(e, RegionArg):
+            args = self.region_args(e.region)
+            self.token(expr=f"_name({args}[{e.index}])")
+        elif isinstance(e, BindingList):
+            self.binding_list(e)
+        elif isinstance(e, PredicateList):
+            self.token(
+                lit="[",
+                expr=f"', '.join([predicate_text(x) for x in a.get({e.field!r}, ())])",
+            )
+            self.pending.append("]")
+            self.state = "s"
+        elif isinstance(e, RegionRef):
+            self.region(e.field)
+        else:
             raise _Unsupported
+
+    def name_list(self, fields: tuple[str, ...], bracket: bool) -> None:
+        if self.static_count(fields):
+            names = ", ".join(
+                "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
+                for v in (self.values(f)[1] for f in fields)
+            )
+            if bracket:
+                self.token(lit="[")
+                self.pending.append(names + "]")
+                self.state = "s"
+            elif names:
+                self.sep(False)
+                self.pending.append(names)
+                self.state = "s"
+            return
+        expr = f"', '.join([_name(x) for x in {self.seq(fields)}])"
+        if bracket:
+            self.token(lit="[", expr=expr)
+            self.pending.append("]")
+            self.state = "s"
+            return
+        var = self.tmp()
+        self.flush()
+        self.emit(f"{var} = {expr}")
+        self.branch(var, lambda: self.token(expr=var))
+
+    def present(self, anchor: str) -> str:
+        decl = self.decl
+        if anchor in self.fields:
+            kind, code = self.fields[anchor]
+            return "True" if kind == "one" else f"len({code}) > 0"
+        for k, rd in enumerate(decl.regions):
+            if rd.name == anchor:
+                return f"len(op.regions) > {k}"
+        var = self.tmp()
+        self.flush()
+        self.emit(f"{var} = a.get({anchor!r})")
+        return f"({var} is not None and {var} != () and {var} is not False)"
+
+    def region_index(self, field: str) -> int:
+        for k, rd in enumerate(self.decl.regions):
+            if rd.name == field:
+                return k
         raise _Unsupported
 
+    def region_args(self, field: str) -> str:
+        k = self.region_index(field)
+        var = self.tmp("ra")
+        self.flush()
+        self.emit(
+            f"{var} = op.regions[{k}].blocks[0].args "
+            f"if len(op.regions) > {k} and op.regions[{k}].blocks else ()"
+        )
+        return var
 
-class _Unsupported(Exception):
-    """The element needs the generic printer."""
+    def binding_list(self, e: BindingList) -> None:
+        inits = self.seq((e.field,))
+        k = self.region_index(e.region)
+        var, args = self.tmp(), self.tmp("ra")
+        self.flush()
+        self.emit(f"{var} = {inits}")
+
+        def body() -> None:
+            self.flush()
+            self.emit(f"{args} = op.regions[{k}].blocks[0].args[{e.skip}:]")
+            self.emit(f"if len({args}) != len({var}):")
+            self.emit("    raise Fallback")
+            text = (
+                f"', '.join([_name(x) + ' = ' + _name(y) + ' : ' + tt(x.type) "
+                f"for x, y in zip({args}, {var})])"
+            )
+            self.glue()
+            self.token(lit="(", expr=text)
+            self.pending.append(")")
+            self.state = "s"
+
+        self.branch(var, body)
+
+    def region(self, field: str) -> None:
+        k = self.region_index(field)
+        rd = self.decl.region(field)
+        elide = rd.terminator if rd.implicit_terminator else None
+        self.token(lit="{", nsa=True)
+        self.flush()
+        self.emit(f"reg = op.regions[{k}]")
+        self.emit('pr._lines.append(indent + "".join(parts))')
+        self.emit(f"pr._print_region(reg, indent, {elide!r})")
+        self.emit('parts = ["}"]')
+        self.emit("P = parts.append")
+        self.state = "s"

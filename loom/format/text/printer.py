@@ -40,7 +40,7 @@ from loom.dsl import (
 )
 from loom.errors import LoomPrintError
 from loom.format.text.literals import format_scalar_literal, quote_string
-from loom.format.text.print_plan import GLUE, PrintPlan
+from loom.format.text.print_plan import GLUE, Fallback, PrintPlan
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -64,6 +64,17 @@ INDENT = "  "
 _NO_SPACE_BEFORE = (",", ")", "]", "}")
 _NO_SPACE_AFTER = ("(", "[", "{")
 _GLUE = GLUE
+_MISSING: Any = object()
+_PLAN_MISFIT = (
+    Fallback,
+    IndexError,
+    KeyError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    StopIteration,
+)
+"""What a print plan raises for an op that does not fit its declaration."""
 
 
 def value_name(v: Value) -> str:
@@ -162,21 +173,45 @@ class Printer:
     """Prints modules and ops canonically for one declaration set."""
 
     def __init__(
-        self, ops: OpRegistry | Iterable[Any] | None = None, *, print_locations: bool = False
+        self,
+        ops: OpRegistry | Iterable[Any] | None = None,
+        *,
+        print_locations: bool = False,
+        record_lines: bool = True,
     ) -> None:
         self.registry = as_registry(ops)
         self.print_locations = print_locations
+        self.record_lines = record_lines
+        """Fill :attr:`op_lines` while printing (``print_module()`` needs no line map)."""
+        self._fns: dict[str, Any] = {}
         self._consumed: dict[str, frozenset[str]] = {}
         self._plans: dict[str, PrintPlan] = {}
         self._module: Module | None = None
         self._lines: list[str] = []
         self.op_lines: dict[int, int] = {}
         """After printing: ``id(op)`` -> 1-based line of the op's first line."""
+        self._reset_type_cache()
 
     # ------------------------------------------------------------------ entry points
 
+    def _reset_type_cache(self) -> None:
+        # Keyed by identity: types with dynamic dims are per-value objects, and nothing is
+        # renamed while one print runs.
+        cache: dict[int, str] = {}
+        get = cache.get
+
+        def tt(t: Type) -> str:
+            s = get(id(t))
+            if s is None:
+                s = cache[id(t)] = type_to_text(t, _bare)
+            return s
+
+        self._tt = tt
+        self._tg = get
+
     def print_module(self, module: Module) -> str:
         """The module's canonical text, ending in one newline."""
+        self._reset_type_cache()
         self._module = module
         self._lines = lines = []
         self.op_lines = {}
@@ -197,6 +232,7 @@ class Printer:
 
     def print_operation(self, op: Operation, module: Module | None = None) -> str:
         """One op (with its regions) as text, without a trailing newline."""
+        self._reset_type_cache()
         self._module = module
         self._lines = []
         self._print_op(op, "")
@@ -211,7 +247,7 @@ class Printer:
             return None
         plan = _PLANS.get(id(decl))
         if plan is None or plan.decl is not decl:
-            plan = _PLANS[id(decl)] = PrintPlan(decl, consumed_attrs(decl), attr_value_text)
+            plan = _PLANS[id(decl)] = PrintPlan(decl, consumed_attrs(decl), _HELPERS)
         self._plans[op.name] = plan
         return plan
 
@@ -227,16 +263,40 @@ class Printer:
         ops = block.ops
         last = len(ops) - 1
         lines = self._lines
+        append = lines.append
+        fns = self._fns
+        op_lines = self.op_lines if self.record_lines else None
+        tt = self._tt
+        tg = self._tg
+        fast = not self.print_locations
         printed = False
         for i, op in enumerate(ops):
             if i == last and elide is not None and op.name == elide and _is_bare(op):
                 continue
             if op.leading_blank_line and i > 0:
-                lines.append("")
-            for c in op.comments:
-                lines.append(f"{indent}//{c}")
-            self._print_op(op, indent)
+                append("")
+            if op.comments:
+                for c in op.comments:
+                    append(f"{indent}//{c}")
             printed = True
+            # The common case inlined: a compiled plan, no location suffix.
+            fn = fns.get(op.name, _MISSING) if fast else None
+            if fn is _MISSING:
+                plan = self._plan(op)
+                fn = fns[op.name] = plan.fn if plan is not None else None
+            if fn is None:
+                self._print_op(op, indent)
+                continue
+            n = len(lines)
+            if op_lines is not None:
+                op_lines[id(op)] = n + 1
+            try:
+                text = fn(op, tg, tt, self, indent, None)
+            except _PLAN_MISFIT:
+                del lines[n:]
+                self._generic_op(op, indent, None)
+            else:
+                append(text)
         if block.trailing_comments:
             # At top level the file header also counts as something the blank line follows.
             if block.trailing_blank_line and (printed or (top and lines)):
@@ -260,18 +320,25 @@ class Printer:
         plan = self._plans.get(op.name)
         if plan is None:
             plan = self._plan(op)
-        if plan is not None and plan.steps is not None:
+        lines = self._lines
+        tail = None
+        if self.print_locations and op.location_id:
+            tail = self.location_text(op.location_id)
+        if plan is not None and plan.fn is not None:
+            n = len(lines)
+            if self.record_lines:
+                self.op_lines[id(op)] = n + 1
             try:
-                tokens = plan.tokens(op)
-            except (IndexError, KeyError, ValueError, TypeError, StopIteration):
-                pass  # malformed op: the generic walk below reports it properly
+                text = plan.fn(op, self._tg, self._tt, self, indent, tail)
+            except _PLAN_MISFIT:
+                del lines[n:]  # malformed op: the generic walk below reports it properly
             else:
-                if self.print_locations and op.location_id:
-                    tokens.append(self.location_text(op.location_id))
-                lines = self._lines
-                self.op_lines[id(op)] = len(lines) + 1
-                lines.append(indent + join_tokens(tokens))
+                lines.append(text)
                 return
+        self._generic_op(op, indent, tail)
+
+    def _generic_op(self, op: Operation, indent: str, tail: str | None) -> None:
+        """Print ``op`` by walking its declaration's format (also reports malformed ops)."""
         decl = self._decl(op)
         ctx = _OpContext(op, decl)
         tokens: list[Any] = []
@@ -281,10 +348,11 @@ class Printer:
         tokens.append(op.name)
         self._tokens = tokens
         self._indent = indent
-        self.op_lines[id(op)] = len(self._lines) + 1
+        if self.record_lines:
+            self.op_lines[id(op)] = len(self._lines) + 1
         self._emit(decl.format, ctx)
-        if self.print_locations and op.location_id:
-            tokens.append(self.location_text(op.location_id))
+        if tail is not None:
+            tokens.append(tail)
         self._lines.append(indent + join_tokens(self._tokens))
 
     # ------------------------------------------------------------------ format elements
@@ -527,8 +595,29 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     raise LoomPrintError(f"cannot print attribute value {value!r}")
 
 
+def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:
+    """The ``{key = value, ...}`` token of the attributes the format does not print."""
+    entries = []
+    for key in sorted(attrs):
+        if key in consumed:
+            continue
+        value = attrs[key]
+        a = decl.attr(key)
+        if a is not None and a.default is not None and value == a.default:
+            continue
+        entries.append(f"{key} = {attr_value_text(a.kind if a else None, value)}")
+    return "{" + ", ".join(entries) + "}" if entries else ""
+
+
+_HELPERS = {
+    "attr_text": attr_value_text,
+    "attr_dict": _attr_dict_text,
+    "predicate_text": _predicate_text,
+}
+
+
 def print_module(
     module: Module, *, ops: OpRegistry | Iterable[Any] | None = None, print_locations: bool = False
 ) -> str:
     """Canonical text of ``module`` for the declaration set ``ops``."""
-    return Printer(ops, print_locations=print_locations).print_module(module)
+    return Printer(ops, print_locations=print_locations, record_lines=False).print_module(module)
