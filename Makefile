@@ -1,4 +1,6 @@
 PY ?= python3
+# Jupyter refuses to run as root unless told to (containers, CI machines).
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -41,7 +43,7 @@ bench: $(BENCH_STAMP)
 
 lab: install
 	mkdir -p notebooks
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) notebooks/
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache
