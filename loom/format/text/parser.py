@@ -50,6 +50,7 @@ _WS = re.compile(r"[ \t\r\f\v]*")
 _DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\])\s*x")
 _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
 _PUNCTUATION = frozenset("(){}[]<>=:,|*?")
+_REFS = re.compile(r"%[A-Za-z0-9_$-]+").findall
 _NAMED_TYPES: dict[str, Type] = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
 
 
@@ -87,6 +88,7 @@ class Parser:
         self.depth = 0
         self.max_depth = MAX_DEPTH
         self.shaped_cache: dict[str, Type] = {}
+        self.dynamic_cache: dict[str, tuple[Type, tuple[tuple[str, Value | None], ...]]] = {}
 
     # ------------------------------------------------------------------ errors
 
@@ -216,6 +218,15 @@ class Parser:
             self.i - 1 if index is None else index,
         )
 
+    def resolve(self, tok: str) -> Value | None:
+        """The value named ``tok`` in the scopes below the innermost one (None if none)."""
+        scopes = self.scopes
+        for k in range(len(scopes) - 2, self.floor - 1, -1):
+            v = scopes[k].get(tok)
+            if v is not None:
+                return v
+        return None
+
     def use(self) -> Value:
         """Consume a ``%x`` token and return its value."""
         i = self.i
@@ -279,7 +290,7 @@ class Parser:
         if tok.startswith(("view<", "vector<")):
             t = self.shaped_cache.get(tok)
             if t is None:
-                t = self._shaped(tok, i)
+                t = self._dynamic_shaped(tok, i)
             self.i = i + 1
             return t
         if tok[0].isalpha() or tok[0] == "_":
@@ -290,6 +301,39 @@ class Parser:
                 "vector<...>",
             )
         raise self.expected("a type")
+
+    def type_of_token(self, tok: str) -> Type | None:
+        """The type spelled by one token, or None when it is not a valid type (fast paths)."""
+        t = _NAMED_TYPES.get(tok)
+        if t is not None:
+            return t
+        if tok.startswith(("view<", "vector<")):
+            t = self.shaped_cache.get(tok)
+            if t is None:
+                try:
+                    t = self._dynamic_shaped(tok, self.i)
+                except LoomParseError:
+                    return None
+            return t
+        return None
+
+    def _dynamic_shaped(self, tok: str, index: int) -> Type:
+        """A shaped type naming values; reused while its names still mean the same values."""
+        hit = self.dynamic_cache.get(tok)
+        if hit is not None:
+            t, refs = hit
+            scope = self.scopes[-1]
+            for name, v in refs:
+                if (scope.get(name) or self.resolve(name)) is not v:
+                    break
+            else:
+                return t
+        t = self._shaped(tok, index)
+        if tok not in self.shaped_cache:
+            scope = self.scopes[-1]
+            refs = tuple((name, scope.get(name) or self.resolve(name)) for name in _REFS(tok))
+            self.dynamic_cache[tok] = (t, refs)
+        return t
 
     def _shaped(self, tok: str, index: int) -> Type:
         is_view = tok[1] == "i"
@@ -515,7 +559,10 @@ class Parser:
         i = self.i
         line = self.line_no
         lhs: list[str] | None = None
-        if toks[i][0] == "%":
+        if toks[i][0] == "%" and i + 2 < len(toks) and toks[i + 1] == "=":
+            lhs = [toks[i]]  # the common single result
+            i += 2
+        elif toks[i][0] == "%":
             lhs = []
             while True:
                 tok = toks[i] if i < len(toks) else None
@@ -540,8 +587,17 @@ class Parser:
             if name is None or not (name[0].isalpha() or name[0] == "_"):
                 raise self.expected("an op name")
             raise self.error("PARSE/006", self.registry.unknown_message(name))
-        self.i = i + 1
-        span = self.line_span()
+        # The op's span: its line's tokens (ops always start a line), without the comment.
+        text = self.text
+        ls = self.line_start
+        start = text.find(toks[0], ls, self.line_end)
+        if start != ls and text[ls:start].strip(" \t\r\f\v"):
+            start = _WS.match(text, ls, self.line_end).end()  # pragma: no cover - odd spaces
+        end = self.line_end
+        if self.comment_tok is not None:
+            end -= len(self.comment_tok)
+        while end > start and text[end - 1] in " \t\r":
+            end -= 1
         # Take the comments now: the op's regions collect comments of their own.
         comments: list[str] | None = self.pending_comments
         if comments:
@@ -551,7 +607,13 @@ class Parser:
         blank = self.pending_blank and not first and self.seen_op
         self.seen_op = True
         self.pending_blank = False
-        op = plan.parse(self, lhs, i)
+        fast = plan.fast
+        op = fast(self, toks, i + 1, lhs) if fast is not None else None
+        if op is None:
+            self.i = i + 1
+            op = plan.parse(self, lhs, i)
+        else:
+            self.i = len(toks)
         if comments:
             op.comments = tuple(comments)
         if blank:
@@ -559,7 +621,7 @@ class Parser:
         if not op.location_id:
             # Op spans start on distinct lines, so they need no deduplication lookup.
             op.location_id = self.locations.append_span(
-                self.source_id, line, span[0], line, span[1]
+                self.source_id, line, start - ls + 1, line, end - ls + 1
             )
         return op
 

@@ -15,20 +15,23 @@ import json
 import re
 
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
+# Alternatives whose first characters overlap keep their relative order (shaped types before
+# identifiers, hex before decimal, everything before the catch-all); the most frequent come
+# first because the regex tries them in order at each position.
 _PATTERNS = (
+    r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)",  # SSA value
+    r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
+    rf"{_IDENT}(?:\.{_IDENT})*",  # identifier or op name
+    r"[(){}\[\]<>=:,|*?]",  # punctuation
     r"//[^\n]*",  # line comment (kept as trivia)
     r'"(?:[^"\\\n]|\\.)*"?',  # string; no closing quote means unterminated
-    r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)",  # SSA value
     rf"@{_IDENT}(?:\.{_IDENT})*",  # symbol (dots allowed)
     r"\^[A-Za-z0-9_$]+",  # block label
     rf"#{_IDENT}(?:\.{_IDENT})*(?:<[^<>\n]*>)?",  # hash attribute / layout
-    r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
     r"-?0[xX][0-9a-fA-F]+",  # hex integer
     r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?",  # integer or float
     r"-(?:inf|nan)(?![A-Za-z0-9_$.])",  # negative special floats
     r"->",
-    rf"{_IDENT}(?:\.{_IDENT})*",  # identifier or op name
-    r"[(){}\[\]<>=:,|*?]",  # punctuation
     r"\S",  # anything else: reported as an invalid character
 )
 TOKEN_RE = re.compile("|".join(_PATTERNS))

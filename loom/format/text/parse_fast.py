@@ -1,0 +1,353 @@
+"""Fast parse paths: a declaration's format compiled once into generated Python source.
+
+The general parse plan (:mod:`loom.format.text.parse_format`) runs one closure per format
+element and records what it finds in an ``OpState``; for the common ops of a large module
+(fixed operands, one result, a few keywords, enums, integers and types) that bookkeeping is
+most of the cost. A fast path reads the op line's tokens by position in one generated function
+and builds the op directly.
+
+A fast path only ever *accepts*: on anything unusual (a missing token, an unknown name, a
+static index, an attribute dictionary, a ``loc(...)``, a type mismatch...) it returns None
+before touching the parser's state, and the general plan parses the line again and reports
+the problem with its usual diagnostic. So both paths build the same op from the same text; the
+tests check that on the corpus and on random modules. No op is named here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from loom.dsl import (
+    Attr,
+    AttrKind,
+    FormatElement,
+    Glue,
+    IndexList,
+    Kw,
+    OpDef,
+    Ref,
+    Refs,
+    Subscript,
+    TemplateParam,
+    TypeOf,
+    TypesOf,
+)
+from loom.dsl import (
+    AttrDict as AttrDictElement,
+)
+from loom.dsl import (
+    Flags as FlagsElement,
+)
+from loom.ir import Operation, Value, freeze_attributes
+from loom.opview import needs_segments
+
+if TYPE_CHECKING:
+    from loom.format.text.parser import Parser
+
+FastFn = Callable[["Parser", list, int, "list[str] | None"], "Operation | None"]
+"""``fast(parser, tokens, index_after_the_op_name, lhs_tokens) -> op or None``."""
+
+
+_MEMO_LIMIT = 4096
+
+
+class _Unsupported(Exception):
+    """The declaration (or this element) is left to the general plan."""
+
+
+def _flags_canonical(a: Any) -> Callable[[str], str | None]:
+    def canonical(text: str) -> str | None:
+        if a.flags is None:
+            return text
+        try:
+            return a.flags.canonical(text)
+        except ValueError:
+            return None
+
+    return canonical
+
+
+def compile_fast(decl: OpDef) -> tuple[FastFn | None, str]:
+    """The fast path of ``decl`` and its source (None and "" when the format is not covered)."""
+    try:
+        gen = _Gen(decl)
+        source = gen.generate()
+    except _Unsupported:
+        return None, ""
+    env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
+    exec(compile(source, f"<parse fast path {decl.name}>", "exec"), env)  # noqa: S102
+    return env["_fast"], source
+
+
+class _Gen:
+    """Generates ``_fast(p, toks, i, lhs)`` for one declaration."""
+
+    def __init__(self, decl: OpDef) -> None:
+        if decl.regions or needs_segments(decl) or decl.symbol_trait is not None:
+            raise _Unsupported
+        self.decl = decl
+        self.code: list[str] = []
+        self.env: dict[str, Any] = {}
+        self.k = 0
+        self.operands: dict[str, str] = {}  # field -> local (a Value, or a list for variadic)
+        self.rtypes: dict[str, str] = {}  # result field -> local holding its type
+        self.attrs: list[tuple[str, str]] = []  # (attribute name, local)
+        self.names: set[str] = set()
+
+    def emit(self, line: str, depth: int = 1) -> None:
+        self.code.append("    " * depth + line)
+
+    def tmp(self, base: str) -> str:
+        self.k += 1
+        return f"{base}{self.k}"
+
+    def const(self, value: Any, base: str = "C") -> str:
+        name = self.tmp(base)
+        self.env[name] = value
+        return name
+
+    # ------------------------------------------------------------------ elements
+
+    def expect(self, text: str) -> None:
+        self.emit(f"if toks[i] != {text!r}:")
+        self.emit("    return None")
+        self.emit("i += 1")
+
+    def value(self, target: str) -> None:
+        """``target`` = the value named by the current token (return None when unknown)."""
+        self.emit("t = toks[i]")
+        self.emit(f"{target} = S.get(t) or R(t)")
+        self.emit(f"if {target} is None:")
+        self.emit("    return None")
+        self.emit("i += 1")
+
+    def operand(self, field: str) -> tuple[str, bool]:
+        o = self.decl.operand(field)
+        if o is None or o.optional:
+            raise _Unsupported
+        if field in self.operands:
+            raise _Unsupported  # a field written twice: leave it to the general plan
+        var = self.tmp("o")
+        self.operands[field] = var
+        return var, o.variadic
+
+    def ptype(self, target: str) -> None:
+        self.emit(f"{target} = TY(toks[i])")
+        self.emit(f"if {target} is None:")
+        self.emit("    return None")
+        self.emit("i += 1")
+
+    def element(self, e: FormatElement) -> None:  # noqa: C901
+        decl = self.decl
+        if isinstance(e, Glue):
+            return
+        if isinstance(e, Kw):
+            self.expect(e.text)
+        elif isinstance(e, Ref):
+            var, variadic = self.operand(e.field)
+            if variadic:
+                raise _Unsupported
+            self.value(var)
+        elif isinstance(e, (Refs, Subscript)):
+            if isinstance(e, Subscript):
+                self.expect("[")
+            for n, f in enumerate(e.fields):
+                var, variadic = self.operand(f)
+                if variadic:
+                    raise _Unsupported
+                if n:
+                    self.expect(",")
+                self.value(var)
+            if isinstance(e, Subscript):
+                self.expect("]")
+        elif isinstance(e, IndexList):
+            var, variadic = self.operand(e.dynamic)
+            if not variadic:
+                raise _Unsupported
+            self.expect("[")
+            self.emit(f"{var} = []")
+            self.emit("while toks[i] != ']':")
+            self.emit(f"    if {var}:", 1)
+            self.emit("        if toks[i] != ',':", 1)
+            self.emit("            return None", 1)
+            self.emit("        i += 1", 1)
+            self.emit("    t = toks[i]", 1)
+            self.emit("    v = S.get(t) or R(t)", 1)  # a static index is not a value: None
+            self.emit("    if v is None:", 1)
+            self.emit("        return None", 1)
+            self.emit(f"    {var}.append(v)", 1)
+            self.emit("    i += 1", 1)
+            self.emit("i += 1")
+        elif isinstance(e, TypeOf):
+            self.type_of(e.field)
+        elif isinstance(e, TypesOf):
+            for n, f in enumerate(e.fields):
+                if n:
+                    self.expect(",")
+                self.type_of(f)
+        elif isinstance(e, (Attr, TemplateParam)):
+            a = decl.attr(e.field)
+            if a is None:
+                raise _Unsupported
+            if isinstance(e, TemplateParam):
+                self.expect("<")
+            self.attr_value(a)
+            if isinstance(e, TemplateParam):
+                self.expect(">")
+        elif isinstance(e, FlagsElement):
+            a = decl.attr(e.field)
+            if a is None:
+                raise _Unsupported
+            var = self.tmp("a")
+            canon = self.const(_flags_canonical(a), "FC")
+            self.attrs.append((a.name, var))
+            self.emit(f"{var} = None")
+            self.emit("if i < n and toks[i] == '<':")
+            self.emit("    i += 1")
+            self.emit("    parts = [toks[i]]")
+            self.emit("    i += 1")
+            self.emit("    while toks[i] == '|':")
+            self.emit("        parts.append(toks[i + 1])")
+            self.emit("        i += 2")
+            self.emit("    if toks[i] != '>' or not all(ID(x) for x in parts):")
+            self.emit("        return None")
+            self.emit("    i += 1")
+            self.emit(f"    {var} = {canon}('|'.join(parts))")
+            self.emit(f"    if {var} is None:")
+            self.emit("        return None")
+            self.env["ID"] = _is_ident
+        elif isinstance(e, AttrDictElement):
+            self.emit("if i < n and toks[i] == '{':")
+            self.emit("    return None")
+        else:
+            raise _Unsupported
+
+    def type_of(self, field: str) -> None:
+        decl = self.decl
+        if decl.result(field) is not None:
+            r = decl.result(field)
+            if r.variadic or field in self.rtypes:
+                raise _Unsupported
+            var = self.tmp("rt")
+            self.rtypes[field] = var
+            self.ptype(var)
+            return
+        var = self.operands.get(field)
+        if var is None or decl.operand(field).variadic:  # type: ignore[union-attr]
+            raise _Unsupported  # the type comes before the value: general plan
+        t = self.tmp("t")
+        self.ptype(t)
+        self.emit(f"if {var}.type is not {t} and {var}.type != {t}:")
+        self.emit("    return None")
+
+    def attr_value(self, a: Any) -> None:
+        var = self.tmp("a")
+        self.attrs.append((a.name, var))
+        self.emit(f"{var} = toks[i]")
+        if a.kind == AttrKind.ENUM:
+            if a.enum is None:
+                raise _Unsupported
+            cases = self.const(frozenset(a.enum.cases), "CASES")
+            self.emit(f"if {var} not in {cases}:")
+            self.emit("    return None")
+        elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
+            # Plain decimal integers only; hex, signs and floats take the general plan.
+            self.emit(f"if not {var}.isdigit():")
+            self.emit("    return None")
+            self.emit(f"{var} = int({var})")
+        else:
+            raise _Unsupported
+        self.emit("i += 1")
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(self) -> str:
+        decl = self.decl
+        for e in decl.format:
+            self.element(e)
+        self.emit("if i != n:")
+        self.emit("    return None")
+        for o in decl.operands:
+            if o.name not in self.operands:
+                raise _Unsupported
+        parts = []
+        for o in decl.operands:
+            var = self.operands[o.name]
+            parts.append(f"*{var}" if o.variadic else var)
+        operands = "(" + "".join(p + ", " for p in parts) + ")" if parts else "()"
+        types = []
+        for r in decl.results:
+            if r.variadic:
+                raise _Unsupported
+            var = self.rtypes.get(r.name)
+            if var is None:
+                if r.constraint.fixed is None:
+                    raise _Unsupported
+                var = self.const(r.constraint.fixed, "FIXED")
+            types.append(var)
+        self.results(types)
+        if self.attrs:
+            # Ops spelled alike share one frozen attribute mapping (bounded memo).
+            key = "(" + "".join(f"{var}, " for _, var in self.attrs) + ")"
+            self.env["MEMO"] = {}
+            self.env["FREEZE"] = freeze_attributes
+            entries = ", ".join(f"{name!r}: {var}" for name, var in self.attrs)
+            self.emit(f"key = {key}")
+            self.emit("attrs = MEMO.get(key)")
+            self.emit("if attrs is None:")
+            self.emit(f"    d = {{{entries}}}")
+            for name, var in self.attrs:
+                self.emit(f"    if {var} is None:")
+                self.emit(f"        del d[{name!r}]")
+            self.emit("    attrs = FREEZE(d)")
+            self.emit(f"    if len(MEMO) < {_MEMO_LIMIT}:")
+            self.emit("        MEMO[key] = attrs")
+        else:
+            self.emit("attrs = None")
+        self.emit(f"return Operation({decl.name!r}, {operands}, results, attrs)")
+        head = [
+            "def _fast(p, toks, i, lhs):",
+            "    n = len(toks)",
+            "    S = p.scopes[-1]",
+            "    R = p.resolve",
+            "    TY = p.type_of_token",
+            "    try:",
+        ]
+        body = ["    " + line for line in self.code]
+        tail = ["    except IndexError:", "        return None"]
+        return "\n".join(head + body + tail) + "\n"
+
+    def results(self, types: list[str]) -> None:
+        n = len(types)
+        self.emit("values = p.values")
+        if n == 0:
+            self.emit("if lhs is not None:")
+            self.emit("    return None")
+            self.emit("results = ()")
+            return
+        self.emit("if lhs is None:")
+        for k, t in enumerate(types):
+            self.emit(f"    r{k} = Value(len(values), {t})")
+            self.emit(f"    values.append(r{k})")
+        self.emit("else:")
+        self.emit(f"    if len(lhs) != {n}{' or len(set(lhs)) != len(lhs)' if n > 1 else ''}:")
+        self.emit("        return None")
+        self.emit("    for t in lhs:")
+        self.emit("        if t in S:")
+        self.emit("            return None")
+        for k, t in enumerate(types):
+            self.emit(f"    t = lhs[{k}]")
+            self.emit("    vid = len(values)")
+            self.emit("    name = t[1:]")
+            # An auto-name equal to the new id stays unnamed (as in the general plan).
+            self.emit(
+                f"    r{k} = Value(vid, {t}, None if name.isdigit() and int(name) == vid else name)"
+            )
+            self.emit(f"    values.append(r{k})")
+            self.emit(f"    S[t] = r{k}")
+        self.emit("results = (" + "".join(f"r{k}, " for k in range(n)) + ")")
+
+
+def _is_ident(tok: str) -> bool:
+    return tok[0].isalpha() or tok[0] == "_"
