@@ -36,52 +36,83 @@ CASES = [
 
 
 @contextmanager
-def general_plans_only() -> Iterator[None]:
-    """Parse with every fast path switched off."""
+def paths_off(fast: bool = True, line: bool = True) -> Iterator[None]:
+    """Parse with the token fast paths and/or the whole-line paths switched off."""
     plans = [pf.plan_for(d) for d in as_registry(None)] + [pf.plan_for(d) for d in OPS]
-    saved = [(p, p.fast) for p in plans]
+    saved = [(p, p.fast, p.line_re) for p in plans]
     for p in plans:
-        p.fast = None
+        if fast:
+            p.fast = None
+        if line:
+            p.line_re = None
     try:
         yield
     finally:
-        for p, fast in saved:
-            p.fast = fast
+        for p, f, r in saved:
+            p.fast, p.line_re = f, r
 
 
-def both(text: str, ops: object = None) -> tuple[object, object]:
-    """(fast result, general result): a module or the parse error's rendering."""
+def parse_modes(text: str, ops: object = None) -> list[object]:
+    """Parse with all paths, with token fast paths only, and with general plans only.
+
+    Each result is a module or the parse error's rendering.
+    """
     out = []
-    for mode in ("fast", "general"):
+    for fast, line in ((False, False), (False, True), (True, True)):
         try:
-            if mode == "fast":
+            with paths_off(fast=fast, line=line):
                 got: object = parse_module(text, filename="t.loom", ops=ops)
-            else:
-                with general_plans_only():
-                    got = parse_module(text, filename="t.loom", ops=ops)
         except LoomParseError as e:
             got = str(e)
         out.append(got)
-    return out[0], out[1]
+    return out
+
+
+def both(text: str, ops: object = None) -> tuple[object, object]:
+    """(result with every path, result of the general plans only)."""
+    modes = parse_modes(text, ops)
+    return modes[0], modes[2]
 
 
 def assert_same(text: str, ops: object = None) -> None:
-    fast, general = both(text, ops)
-    if isinstance(fast, str) or isinstance(general, str):
-        assert fast == general
-        return
-    assert module_diff(fast, general) is None  # type: ignore[arg-type]
-    assert [v.id for v in fast.values] == [v.id for v in general.values]  # type: ignore[attr-defined]
-    assert [v.name for v in fast.values] == [v.name for v in general.values]  # type: ignore[attr-defined]
-    assert list(fast.locations) == list(general.locations)  # type: ignore[attr-defined]
-    assert print_module(fast, ops=ops) == print_module(general, ops=ops)  # type: ignore[arg-type]
+    first, *others = parse_modes(text, ops)
+    for other in others:
+        if isinstance(first, str) or isinstance(other, str):
+            assert first == other
+            continue
+        assert module_diff(first, other) is None  # type: ignore[arg-type]
+        assert [v.id for v in first.values] == [v.id for v in other.values]  # type: ignore[attr-defined]
+        assert [v.name for v in first.values] == [v.name for v in other.values]  # type: ignore[attr-defined]
+        assert list(first.locations) == list(other.locations)  # type: ignore[attr-defined]
+        assert print_module(first, ops=ops) == print_module(other, ops=ops)  # type: ignore[arg-type]
 
 
-def test_most_declarations_have_a_fast_path() -> None:
+def test_most_declarations_have_fast_paths() -> None:
     plans = [pf.plan_for(d) for d in as_registry(None)]
     covered = [p.name for p in plans if p.fast is not None]
     assert len(covered) >= 70
     assert all(p.fast_source.startswith("def _fast(") for p in plans if p.fast is not None)
+    lines = [p.name for p in plans if p.line_re is not None]
+    assert len(lines) >= 70
+    assert all(p.line_source.startswith("def _line(") for p in plans if p.line_re is not None)
+
+
+def test_the_line_path_takes_canonical_lines() -> None:
+    text = print_module(make_module(200), ops=OPS)
+    calls = []
+    plan = pf.plan_for(next(d for d in OPS if d.name == "scalar.addf"))
+    inner = plan.line_fn
+
+    def spy(p, g, lhs):  # noqa: ANN001, ANN202
+        calls.append(lhs)
+        return inner(p, g, lhs)
+
+    plan.line_fn = spy
+    try:
+        parse_module(text, ops=OPS)
+    finally:
+        plan.line_fn = inner
+    assert len(calls) == text.count("scalar.addf")
 
 
 @pytest.mark.parametrize("k", range(len(CASES)))
@@ -220,3 +251,49 @@ _PIECES = [
 def test_token_order_is_the_documented_one(line: str) -> None:
     # The alternatives were reordered for speed; the tokens must not change.
     assert tokenizer.TOKEN_RE.findall(line) == _OLD.findall(line)
+
+
+_SAMPLE = (
+    HEAD
+    + "".join(
+        "  " + line + "\n"
+        for line in (
+            "%s = scalar.addi<nsw> %a, %b : i32",
+            "%c = scalar.cmpi slt, %a, %b : i32",
+            "%l = view.load %v[%z] : view<[%n]xf32> -> f32",
+            "view.store %f, %v[%z] : f32, view<[%n]xf32>",
+            "%i = kernel.workitem.dispatch.id<x> : index",
+            "%k = index.constant 12 : index",
+            "%w = buffer.view %x[%z] : buffer -> view<[%n]xf32>",
+        )
+    )
+    + "  kernel.return\n}\n"
+)
+_MUTATION_CHARS = list(" ,:%<>[]{}()-=|.0123456789abcnxz\t")
+
+
+def _mutate(text: str, data: st.DataObject) -> str:
+    for _ in range(data.draw(st.integers(1, 3))):
+        k = data.draw(st.integers(0, len(text) - 1))
+        kind = data.draw(st.sampled_from(["delete", "insert", "replace"]))
+        c = data.draw(st.sampled_from(_MUTATION_CHARS))
+        if kind == "delete":
+            text = text[:k] + text[k + 1 :]
+        elif kind == "insert":
+            text = text[:k] + c + text[k:]
+        else:
+            text = text[:k] + c + text[k + 1 :]
+    return text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mutated_lines_parse_alike_on_every_path(data: st.DataObject) -> None:
+    assert_same(_mutate(_SAMPLE, data))
+
+
+@pytest.mark.slow
+@settings(max_examples=4000, deadline=None)
+@given(st.data())
+def test_mutated_lines_parse_alike_on_every_path_long(data: st.DataObject) -> None:
+    assert_same(_mutate(_SAMPLE, data))

@@ -15,6 +15,7 @@ tests check that on the corpus and on random modules. No op is named here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -263,11 +264,26 @@ class _Gen:
     # ------------------------------------------------------------------ generation
 
     def generate(self) -> str:
-        decl = self.decl
-        for e in decl.format:
+        for e in self.decl.format:
             self.element(e)
         self.emit("if i != n:")
         self.emit("    return None")
+        self.build_op()
+        head = [
+            "def _fast(p, toks, i, lhs):",
+            "    n = len(toks)",
+            "    S = p.scopes[-1]",
+            "    R = p.resolve",
+            "    TY = p.type_of_token",
+            "    try:",
+        ]
+        body = ["    " + line for line in self.code]
+        tail = ["    except IndexError:", "        return None"]
+        return "\n".join(head + body + tail) + "\n"
+
+    def build_op(self) -> None:
+        """Create the result values and return the op (as the general plan's build does)."""
+        decl = self.decl
         for o in decl.operands:
             if o.name not in self.operands:
                 raise _Unsupported
@@ -287,36 +303,29 @@ class _Gen:
                 var = self.const(r.constraint.fixed, "FIXED")
             types.append(var)
         self.results(types)
-        if self.attrs:
-            # Ops spelled alike share one frozen attribute mapping (bounded memo).
-            key = "(" + "".join(f"{var}, " for _, var in self.attrs) + ")"
-            self.env["MEMO"] = {}
-            self.env["FREEZE"] = freeze_attributes
-            entries = ", ".join(f"{name!r}: {var}" for name, var in self.attrs)
-            self.emit(f"key = {key}")
-            self.emit("attrs = MEMO.get(key)")
-            self.emit("if attrs is None:")
-            self.emit(f"    d = {{{entries}}}")
-            for name, var in self.attrs:
-                self.emit(f"    if {var} is None:")
-                self.emit(f"        del d[{name!r}]")
-            self.emit("    attrs = FREEZE(d)")
-            self.emit(f"    if len(MEMO) < {_MEMO_LIMIT}:")
-            self.emit("        MEMO[key] = attrs")
-        else:
-            self.emit("attrs = None")
+        self.attributes()
         self.emit(f"return Operation({decl.name!r}, {operands}, results, attrs)")
-        head = [
-            "def _fast(p, toks, i, lhs):",
-            "    n = len(toks)",
-            "    S = p.scopes[-1]",
-            "    R = p.resolve",
-            "    TY = p.type_of_token",
-            "    try:",
-        ]
-        body = ["    " + line for line in self.code]
-        tail = ["    except IndexError:", "        return None"]
-        return "\n".join(head + body + tail) + "\n"
+
+    def attributes(self) -> None:
+        """``attrs``: the frozen attribute mapping (None when there is none)."""
+        if not self.attrs:
+            self.emit("attrs = None")
+            return
+        # Ops spelled alike share one frozen attribute mapping (bounded memo).
+        key = "(" + "".join(f"{var}, " for _, var in self.attrs) + ")"
+        self.env["MEMO"] = {}
+        self.env["FREEZE"] = freeze_attributes
+        entries = ", ".join(f"{name!r}: {var}" for name, var in self.attrs)
+        self.emit(f"key = {key}")
+        self.emit("attrs = MEMO.get(key)")
+        self.emit("if attrs is None:")
+        self.emit(f"    d = {{{entries}}}")
+        for name, var in self.attrs:
+            self.emit(f"    if {var} is None:")
+            self.emit(f"        del d[{name!r}]")
+        self.emit("    attrs = FREEZE(d)")
+        self.emit(f"    if len(MEMO) < {_MEMO_LIMIT}:")
+        self.emit("        MEMO[key] = attrs")
 
     def results(self, types: list[str]) -> None:
         n = len(types)
@@ -351,3 +360,193 @@ class _Gen:
 
 def _is_ident(tok: str) -> bool:
     return tok[0].isalpha() or tok[0] == "_"
+
+
+# ---------------------------------------------------------------------- whole-line fast paths
+
+_NAME = r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)"
+_IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
+_TYPE = r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>|" + _IDENT
+_FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
+
+LINE_HEAD = re.compile(rf"[ \t]*(?:({_NAME}) = )?({_IDENT})")
+"""Indentation, an optional single result name and the op name of a canonical op line."""
+
+LineFn = Callable[["Parser", tuple, "str | None"], "Operation | None"]
+"""``build(parser, body_match_groups, lhs_token) -> op or None``."""
+
+
+def compile_line(decl: OpDef) -> tuple[re.Pattern | None, LineFn | None, str]:
+    """A regex for the canonical spelling of the rest of ``decl``'s line and its builder.
+
+    The regex matches exactly what the printer writes after the op name (one space between
+    tokens, none where the format glues); anything else (comments, attribute dictionaries,
+    extra spaces, static indices, ``loc(...)``) does not match and the line is tokenized.
+    """
+    try:
+        gen = _LineGen(decl)
+        pattern, source = gen.generate()
+    except _Unsupported:
+        return None, None, ""
+    env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
+    exec(compile(source, f"<parse line path {decl.name}>", "exec"), env)  # noqa: S102
+    return re.compile(pattern), env["_line"], source
+
+
+_NSB = (",", ")", "]", "}")
+_NSA = ("(", "[", "{")
+
+
+class _LineGen(_Gen):
+    """Generates a body regex and ``_line(p, g, lhs)`` for one declaration."""
+
+    def __init__(self, decl: OpDef) -> None:
+        super().__init__(decl)
+        self.pattern: list[str] = []
+        self.state = "s"
+        self.group = 0
+
+    def piece(self, regex: str, nsb: bool = False, nsa: bool = False) -> None:
+        if self.state == "s" and not nsb:
+            self.pattern.append(" ")
+        self.pattern.append(regex)
+        self.state = "n" if nsa else "s"
+
+    def capture(self, regex: str, **kw: bool) -> str:
+        """A capturing piece; returns the local holding its text."""
+        self.piece(f"({regex})", **kw)
+        var = f"g[{self.group}]"
+        self.group += 1
+        return var
+
+    def lookup(self, target: str, tok: str) -> None:
+        self.emit(f"t = {tok}")
+        self.emit(f"{target} = S.get(t) or R(t)")
+        self.emit(f"if {target} is None:")
+        self.emit("    return None")
+
+    def ptype_of(self, target: str, tok: str) -> None:
+        self.emit(f"{target} = TY({tok})")
+        self.emit(f"if {target} is None:")
+        self.emit("    return None")
+
+    def element(self, e: FormatElement) -> None:  # noqa: C901
+        decl = self.decl
+        if isinstance(e, Glue):
+            self.state = "n"
+        elif isinstance(e, Kw):
+            self.piece(re.escape(e.text), nsb=e.text.startswith(_NSB), nsa=e.text.endswith(_NSA))
+        elif isinstance(e, Ref):
+            var, variadic = self.operand(e.field)
+            if variadic:
+                raise _Unsupported
+            self.lookup(var, self.capture(_NAME))
+        elif isinstance(e, (Refs, Subscript)):
+            if isinstance(e, Subscript):
+                self.state = "n"
+                self.piece(r"\[", nsa=True)
+            for n, f in enumerate(e.fields):
+                var, variadic = self.operand(f)
+                if variadic:
+                    raise _Unsupported
+                if n:
+                    self.piece(",", nsb=True)
+                self.lookup(var, self.capture(_NAME))
+            if isinstance(e, Subscript):
+                self.piece(r"\]", nsb=True)
+        elif isinstance(e, IndexList):
+            var, variadic = self.operand(e.dynamic)
+            if not variadic:
+                raise _Unsupported
+            self.state = "n"
+            text = self.capture(rf"\[(?:{_NAME}(?:, {_NAME})*)?\]")
+            self.emit(f"{var} = []")
+            self.emit(f"if len({text}) > 2:")
+            self.emit(f"    for t in {text}[1:-1].split(', '):")
+            self.emit("        v = S.get(t) or R(t)")
+            self.emit("        if v is None:")
+            self.emit("            return None")
+            self.emit(f"        {var}.append(v)")
+        elif isinstance(e, TypeOf):
+            self.line_type_of(e.field)
+        elif isinstance(e, TypesOf):
+            for n, f in enumerate(e.fields):
+                if n:
+                    self.piece(",", nsb=True)
+                self.line_type_of(f)
+        elif isinstance(e, (Attr, TemplateParam)):
+            a = decl.attr(e.field)
+            if a is None:
+                raise _Unsupported
+            template = isinstance(e, TemplateParam)
+            if template:
+                self.state = "n"
+                self.piece("<", nsa=False)
+                self.state = "n"
+            var = self.tmp("a")
+            self.attrs.append((a.name, var))
+            if a.kind == AttrKind.ENUM:
+                if a.enum is None:
+                    raise _Unsupported
+                tok = self.capture(_IDENT)
+                cases = self.const(frozenset(a.enum.cases), "CASES")
+                self.emit(f"{var} = {tok}")
+                self.emit(f"if {var} not in {cases}:")
+                self.emit("    return None")
+            elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
+                tok = self.capture("[0-9]+")
+                self.emit(f"{var} = int({tok})")
+            else:
+                raise _Unsupported
+            if template:
+                self.piece(">", nsb=True)
+        elif isinstance(e, FlagsElement):
+            a = decl.attr(e.field)
+            if a is None or self.state != "s":
+                raise _Unsupported
+            var = self.tmp("a")
+            canon = self.const(_flags_canonical(a), "FC")
+            self.attrs.append((a.name, var))
+            self.pattern.append(rf"(?:<({_FLAG}(?:\|{_FLAG})*)>)?")  # glued, ends like before
+            tok = f"g[{self.group}]"
+            self.group += 1
+            self.emit(f"{var} = {tok}")
+            self.emit(f"if {var} is not None:")
+            self.emit(f"    {var} = {canon}({var})")
+            self.emit(f"    if {var} is None:")
+            self.emit("        return None")
+        elif isinstance(e, AttrDictElement):
+            pass  # a dictionary does not match what follows: such lines are tokenized
+        else:
+            raise _Unsupported
+
+    def line_type_of(self, field: str) -> None:
+        decl = self.decl
+        tok = self.capture(_TYPE)
+        if decl.result(field) is not None:
+            if decl.result(field).variadic or field in self.rtypes:  # type: ignore[union-attr]
+                raise _Unsupported
+            var = self.tmp("rt")
+            self.rtypes[field] = var
+            self.ptype_of(var, tok)
+            return
+        var = self.operands.get(field)
+        if var is None or decl.operand(field).variadic:  # type: ignore[union-attr]
+            raise _Unsupported
+        t = self.tmp("t")
+        self.ptype_of(t, tok)
+        self.emit(f"if {var}.type is not {t} and {var}.type != {t}:")
+        self.emit("    return None")
+
+    def generate(self) -> tuple[str, str]:  # type: ignore[override]
+        for e in self.decl.format:
+            self.element(e)
+        self.build_op()
+        head = [
+            "def _line(p, g, lhs):",
+            "    S = p.scopes[-1]",
+            "    R = p.resolve",
+            "    TY = p.type_of_token",
+        ]
+        lhs = ["    lhs = None if lhs is None else [lhs]"]
+        return "".join(self.pattern), "\n".join(head + lhs + self.code) + "\n"

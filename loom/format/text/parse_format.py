@@ -44,7 +44,7 @@ from loom.dsl import (
     TypesOf,
 )
 from loom.errors import LoomParseError
-from loom.format.text.parse_fast import compile_fast
+from loom.format.text.parse_fast import compile_fast, compile_line
 from loom.format.text.tokenizer import is_float_spelling, parse_float, parse_int
 from loom.ir import (
     DYNAMIC_INDEX,
@@ -980,6 +980,8 @@ class OpPlan:
         self.required_regions = tuple(not r.optional for r in decl.regions)
         self.fast, self.fast_source = compile_fast(decl)
         """A generated path for the common, well-formed spellings (see parse_fast)."""
+        self.line_re, self.line_fn, self.line_source = compile_line(decl)
+        """The canonical spelling of the line after the op name, read by one regex."""
 
     def parse(self, p: Parser, lhs: list[str] | None, name_index: int) -> Operation:
         """Parse the rest of the op line (after the name) and build the op."""

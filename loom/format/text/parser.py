@@ -18,6 +18,7 @@ from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.dsl import OpDef
 from loom.errors import LoomParseError
 from loom.format.text import parse_format as pf
+from loom.format.text.parse_fast import LINE_HEAD
 from loom.format.text.tokenizer import (
     decode_string,
     line_tokens,
@@ -443,10 +444,45 @@ class Parser:
         """
         first = True
         plans = self.plans
+        text = self.text
+        n = self.n
+        find = text.find
+        head = LINE_HEAD.match
+        ops = block.ops
+        append_span = self.locations.append_span
+        source_id = self.source_id
         while True:
             toks = self.toks
             i = self.i
             if i >= len(toks):
+                pos = self.pos
+                if pos < n and not self.pending_comments and not self.pending_blank:
+                    # A canonical op line: one regex for the head, one for the rest.
+                    end = find("\n", pos)
+                    if end < 0:
+                        end = n
+                    m = head(text, pos, end)
+                    if m is not None:
+                        plan = plans.get(m.group(2))
+                        if plan is not None and plan.line_re is not None:
+                            b = plan.line_re.fullmatch(text, m.end(), end)
+                            if b is not None:
+                                lhs = m.group(1)
+                                op = plan.line_fn(self, b.groups(), lhs)
+                                if op is not None:
+                                    line = self.line_no = self.line_no + 1
+                                    self.pos = end + 1
+                                    self.line_start, self.line_end = pos, end
+                                    start = m.start(1) if lhs is not None else m.start(2)
+                                    op.location_id = append_span(
+                                        source_id, line, start - pos + 1, line, end - pos + 1
+                                    )
+                                    self.seen_op = True
+                                    if top:
+                                        self.top_level_symbol(op)
+                                    ops.append(op)
+                                    first = False
+                                    continue
                 if not self.next_line():
                     if top:
                         self.trailing_trivia(block, bool(block.ops or self.header))
@@ -464,12 +500,13 @@ class Parser:
                 if region is None:
                     raise self.error("PARSE/003", f"block label {tok!r} outside a region")
                 block = self.parse_label(region, labels if labels is not None else {})
+                ops = block.ops
                 first = True
                 continue
             op = self.parse_op(plans, first, top)
             if top:
                 self.top_level_symbol(op)
-            block.ops.append(op)
+            ops.append(op)
             first = False
 
     def trailing_trivia(self, block: Block, after_something: bool) -> None:
