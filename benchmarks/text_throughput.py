@@ -2,8 +2,10 @@
 
 Run ``python benchmarks/text_throughput.py [--sizes 1000,10000,100000]``. When xDSL is
 installed (extra ``bench``), an equivalent module in MLIR generic syntax is parsed with xDSL in
-the same run and the ratio is printed. Targets: parse >= 100k ops/s, print >= 500k ops/s,
-<= 300 bytes/op, linear growth.
+the same run and the ratio is printed (also for printing, xDSL printing that module in generic
+syntax). ``peak B/op`` is the peak traced allocation while parsing, ``kept B/op`` what the parsed
+module still holds. Targets: parse >= 100k ops/s, print >= 500k ops/s, <= 300 bytes/op, linear
+growth.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,6 +97,30 @@ def xdsl_parser():  # noqa: ANN201
     return lambda text: Parser(ctx, text).parse_module()
 
 
+def xdsl_print(module) -> str:  # noqa: ANN001
+    """Print an xDSL module in MLIR generic syntax (the baseline for print ratios)."""
+    import io
+
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(module)
+    return out.getvalue()
+
+
+def retained_bytes(fn) -> int:  # noqa: ANN001
+    """Bytes still allocated after ``fn`` returns, while its result is kept alive."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = fn()
+        current, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del result
+    return current
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="1000,10000,100000")
@@ -104,7 +131,8 @@ def main() -> None:
     xdsl = xdsl_parser()
     print(
         f"{'ops':>8} {'parse ops/s':>12} {'print ops/s':>12} {'verify ops/s':>13} "
-        f"{'bytes/op':>9} {'xDSL ops/s':>11} {'parse/xDSL':>10}"
+        f"{'peak B/op':>9} {'kept B/op':>9} {'xDSL ops/s':>11} {'parse/xDSL':>10} "
+        f"{'xDSL print':>11} {'print/xDSL':>10}"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         module = make_module(size)
@@ -117,16 +145,19 @@ def main() -> None:
         del parsed
         gc.collect()
         peak, _ = peak_bytes(lambda t=text: parse_module(t, ops=OPS))
+        kept = retained_bytes(lambda t=text: parse_module(t, ops=OPS))
         line = (
             f"{n:>8} {n / t_parse:>12,.0f} {n / t_print:>12,.0f} {n / t_verify:>13,.0f} "
-            f"{peak / n:>9,.0f}"
+            f"{peak / n:>9,.0f} {kept / n:>9,.0f}"
         )
         if xdsl is not None and size <= args.xdsl_max:
             generic = mlir_generic(module)
-            t_x, _ = measure(lambda g=generic: xdsl(g), repeat=1)
+            t_x, xmod = measure(lambda g=generic: xdsl(g), repeat=1)
+            t_xp, _ = measure(lambda m=xmod: xdsl_print(m), repeat=1)
             line += f" {n / t_x:>11,.0f} {t_x / t_parse:>9.1f}x"
+            line += f" {n / t_xp:>11,.0f} {t_xp / t_print:>9.1f}x"
         else:
-            line += f" {'-':>11} {'-':>10}"
+            line += f" {'-':>11} {'-':>10} {'-':>11} {'-':>10}"
         print(line, flush=True)
 
 

@@ -72,3 +72,32 @@ def test_module_locations_setter_and_parsed_spans() -> None:
         FileLocation(0, 1, 1, 1, 29),
         FileLocation(0, 2, 3, 2, 31),
     ]
+
+
+def test_spans_that_do_not_pack_are_kept_whole() -> None:
+    table = LocationTable()
+    odd = [
+        (0, 3, 1, 4, 9),  # two lines
+        (0, 3, 40000, 3, 40010),  # start column beyond the packed range
+        (0, 3, 1, 3, 70000),  # end column beyond the packed range
+        (2**31, 1, 1, 1, 2),  # source id beyond int32
+    ]
+    for src, line, col, end_line, end_col in odd:
+        i = table.append_span(src, line, col, end_line, end_col)
+        assert table[i] == FileLocation(src, line, col, end_line, end_col)
+    assert table.append(FileLocation(0, 1, 2, 1, 3, flags=1)) == len(odd) + 1
+    assert table[-1] == FileLocation(0, 1, 2, 1, 3, flags=1)
+
+
+def test_parsed_value_ids_share_the_location_id_ints() -> None:
+    text = "".join(f"target.generic<reference> @t{k}\n" for k in range(3)) + (
+        "kernel.def @k() {\n  %c1 = index.constant 1 : index\n"
+        "  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%c1, %c1, %c1) : index\n"
+        "} launch(%a: i32) {\n"
+        + "".join(f"  %v{k} = scalar.addi %a, %a : i32\n" for k in range(400))
+        + "  kernel.return\n}\n"
+    )
+    m = parse_module(text)
+    by_value = {op.location_id: op for op in m.walk()}
+    shared = [v for v in m.values if v.id in by_value and by_value[v.id].location_id is v.id]
+    assert len(shared) > 390  # equal ids are one int object, not two

@@ -51,36 +51,37 @@ Location = FileLocation | FusedLocation | OpaqueLocation | TaggedLocation
 
 _I32_MAX = 2**31 - 1
 _OTHER = -1  # source column marker: the entry is kept as an object in ``_other``
-_STRIDE = 6
+_STRIDE = 3
+_MAX_COL = 0x7FFF
+_MAX_END_COL = 0xFFFF
 
 
 def _packable(loc: FileLocation) -> bool:
-    return all(
-        0 <= x <= _I32_MAX
-        for x in (
-            loc.source_id,
-            loc.start_line,
-            loc.start_col,
-            loc.end_line,
-            loc.end_col,
-            loc.flags,
-        )
+    return (
+        loc.flags == 0
+        and loc.end_line == loc.start_line
+        and 0 <= loc.source_id <= _I32_MAX
+        and 0 <= loc.start_line <= _I32_MAX
+        and 0 <= loc.start_col <= _MAX_COL
+        and 0 <= loc.end_col <= _MAX_END_COL
     )
 
 
 class LocationTable:
     """A module's location table: a list-like sequence whose entry 0 is None (unknown).
 
-    File spans (almost every entry: one per parsed op) are stored as six int32 columns in one
-    flat ``array('i')`` (24 bytes each instead of a ~140-byte ``FileLocation`` object) and
-    materialised on access; other locations are kept as objects. Entries are never removed or
-    replaced. :meth:`add` deduplicates (its index is built on first use).
+    Single-line file spans (almost every entry: one per parsed op) are stored in one flat
+    ``array('i')`` as source id, line and both columns packed in one int (12 bytes each instead
+    of a ~140-byte ``FileLocation`` object) and materialised on access; other locations (spans
+    over several lines, flags, very long lines, non-file locations) are kept as objects.
+    Entries are never removed or replaced. :meth:`add` deduplicates (its index is built on
+    first use).
     """
 
     __slots__ = ("_cols", "_other", "_index")
 
     def __init__(self, entries: Iterable[Location | None] = ()) -> None:
-        self._cols = array("i", (_OTHER, 0, 0, 0, 0, 0))
+        self._cols = array("i", (_OTHER, 0, 0))
         self._other: dict[int, Location | None] = {0: None}
         self._index: dict[Location, int] | None = None
         it = iter(entries)
@@ -106,7 +107,9 @@ class LocationTable:
         src = cols[k]
         if src == _OTHER:
             return self._other[i]
-        return FileLocation(src, cols[k + 1], cols[k + 2], cols[k + 3], cols[k + 4], cols[k + 5])
+        line = cols[k + 1]
+        packed = cols[k + 2]
+        return FileLocation(src, line, packed >> 16, line, packed & 0xFFFF)
 
     def __iter__(self) -> Iterator[Location | None]:
         for i in range(len(self)):
@@ -128,21 +131,27 @@ class LocationTable:
             raise ValueError("only entry 0 of a location table is the unknown location")
         i = len(self)
         if type(loc) is FileLocation and _packable(loc):
-            self._cols.extend(
-                (loc.source_id, loc.start_line, loc.start_col, loc.end_line, loc.end_col, loc.flags)
-            )
+            self._cols.extend((loc.source_id, loc.start_line, loc.start_col << 16 | loc.end_col))
         else:
-            self._cols.extend((_OTHER, 0, 0, 0, 0, 0))
+            self._cols.extend((_OTHER, 0, 0))
             self._other[i] = loc
         if self._index is not None:
             self._index.setdefault(loc, i)
         return i
 
     def append_span(self, source_id: int, line: int, col: int, end_line: int, end_col: int) -> int:
-        """Add a file span (non-negative int32 fields, flags 0) and return its id; fast path."""
+        """Add a file span (flags 0) without deduplication and return its id; fast path."""
+        if (
+            end_line != line
+            or not 0 <= col <= _MAX_COL
+            or not 0 <= end_col <= _MAX_END_COL
+            or not 0 <= line <= _I32_MAX
+            or not 0 <= source_id <= _I32_MAX
+        ):
+            return self.append(FileLocation(source_id, line, col, end_line, end_col))
         cols = self._cols
         i = len(cols) // _STRIDE
-        cols.extend((source_id, line, col, end_line, end_col, 0))
+        cols.extend((source_id, line, col << 16 | end_col))
         if self._index is not None:
             self._index.setdefault(FileLocation(source_id, line, col, end_line, end_col), i)
         return i

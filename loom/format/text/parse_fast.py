@@ -335,9 +335,14 @@ class _Gen:
             self.emit("    return None")
             self.emit("results = ()")
             return
+        # Value ids reuse the int objects of equal op location ids (see Parser.ints).
+        self.emit("I = p.ints")
         self.emit("if lhs is None:")
         for k, t in enumerate(types):
-            self.emit(f"    r{k} = Value(len(values), {t})")
+            self.emit("    vid = len(values)")
+            self.emit("    if vid < len(I):")
+            self.emit("        vid = I[vid]")
+            self.emit(f"    r{k} = Value(vid, {t})")
             self.emit(f"    values.append(r{k})")
         self.emit("else:")
         self.emit(f"    if len(lhs) != {n}{' or len(set(lhs)) != len(lhs)' if n > 1 else ''}:")
@@ -348,6 +353,8 @@ class _Gen:
         for k, t in enumerate(types):
             self.emit(f"    t = lhs[{k}]")
             self.emit("    vid = len(values)")
+            self.emit("    if vid < len(I):")
+            self.emit("        vid = I[vid]")
             self.emit("    name = t[1:]")
             # An auto-name equal to the new id stays unnamed (as in the general plan).
             self.emit(

@@ -1080,6 +1080,8 @@ class OpPlan:
                         "PARSE/002", f"SSA value '{tok}' is already defined in this scope", 2 * k
                     )
                 vid = len(values)
+                if vid < len(p.ints):
+                    vid = p.ints[vid]
                 # An auto-name equal to the new id stays unnamed (prints the same, saves memory).
                 v = Value(vid, t, None if name.isdigit() and int(name) == vid else name)
                 values.append(v)
@@ -1088,7 +1090,7 @@ class OpPlan:
             results_t = tuple(results)
         elif nres:
             values = p.values
-            results_t = tuple(_new_value(values, t) for t in types)
+            results_t = tuple(_new_value(values, t, p.ints) for t in types)
         else:
             results_t = ()
         regions: tuple[Region, ...] = ()
@@ -1106,8 +1108,11 @@ class OpPlan:
         return Operation(self.name, operands, results_t, attrs, regions, location_id)
 
 
-def _new_value(values: list[Value], t: Type) -> Value:
-    v = Value(len(values), t)
+def _new_value(values: list[Value], t: Type, ints: list[int]) -> Value:
+    vid = len(values)
+    if vid < len(ints):
+        vid = ints[vid]
+    v = Value(vid, t)
     values.append(v)
     return v
 

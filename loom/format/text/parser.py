@@ -90,6 +90,9 @@ class Parser:
         self.max_depth = MAX_DEPTH
         self.shaped_cache: dict[str, Type] = {}
         self.dynamic_cache: dict[str, tuple[Type, tuple[tuple[str, Value | None], ...]]] = {}
+        self.ints: list[int] = [0]
+        """``ints[k]`` is the op location id ``k``: new value ids reuse these int objects (an
+        int costs 28 bytes; a big module has about as many values as ops)."""
 
     # ------------------------------------------------------------------ errors
 
@@ -451,6 +454,7 @@ class Parser:
         ops = block.ops
         append_span = self.locations.append_span
         source_id = self.source_id
+        ints = self.ints
         while True:
             toks = self.toks
             i = self.i
@@ -474,9 +478,11 @@ class Parser:
                                     self.pos = end + 1
                                     self.line_start, self.line_end = pos, end
                                     start = m.start(1) if lhs is not None else m.start(2)
-                                    op.location_id = append_span(
+                                    lid = op.location_id = append_span(
                                         source_id, line, start - pos + 1, line, end - pos + 1
                                     )
+                                    if lid == len(ints):
+                                        ints.append(lid)
                                     self.seen_op = True
                                     if top:
                                         self.top_level_symbol(op)
@@ -657,9 +663,11 @@ class Parser:
             op.leading_blank_line = True
         if not op.location_id:
             # Op spans start on distinct lines, so they need no deduplication lookup.
-            op.location_id = self.locations.append_span(
+            lid = op.location_id = self.locations.append_span(
                 self.source_id, line, start - ls + 1, line, end - ls + 1
             )
+            if lid == len(self.ints):
+                self.ints.append(lid)
         return op
 
     def line_span(self) -> tuple[int, int]:
