@@ -127,6 +127,7 @@ def main() -> None:
     ap.add_argument(
         "--xdsl-max", type=int, default=10000, help="largest size parsed with xDSL (it is slow)"
     )
+    ap.add_argument("--repeat", type=int, default=5, help="best of this many runs")
     args = ap.parse_args()
     xdsl = xdsl_parser()
     print(
@@ -138,8 +139,8 @@ def main() -> None:
         module = make_module(size)
         n = count_ops(module)
         text = print_module(module, ops=OPS)
-        t_print, _ = measure(lambda m=module: print_module(m, ops=OPS))
-        t_parse, parsed = measure(lambda t=text: parse_module(t, ops=OPS))
+        t_print, _ = measure(lambda m=module: print_module(m, ops=OPS), repeat=args.repeat)
+        t_parse, parsed = measure(lambda t=text: parse_module(t, ops=OPS), repeat=args.repeat)
         assert print_module(parsed, ops=OPS) == text
         t_verify, _ = measure(lambda m=parsed: verify_module(m, ops=OPS), repeat=1)
         del parsed

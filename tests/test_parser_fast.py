@@ -103,9 +103,9 @@ def test_the_line_path_takes_canonical_lines() -> None:
     plan = pf.plan_for(next(d for d in OPS if d.name == "scalar.addf"))
     inner = plan.line_fn
 
-    def spy(p, g, lhs):  # noqa: ANN001, ANN202
+    def spy(p, g, lhs, *rest):  # noqa: ANN001, ANN002, ANN202
         calls.append(lhs)
-        return inner(p, g, lhs)
+        return inner(p, g, lhs, *rest)
 
     plan.line_fn = spy
     try:

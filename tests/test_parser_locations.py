@@ -101,3 +101,15 @@ def test_parsed_value_ids_share_the_location_id_ints() -> None:
     by_value = {op.location_id: op for op in m.walk()}
     shared = [v for v in m.values if v.id in by_value and by_value[v.id].location_id is v.id]
     assert len(shared) > 390  # equal ids are one int object, not two
+
+
+def test_append_line_span_matches_append_span() -> None:
+    a, b = LocationTable(), LocationTable()
+    for line, col, end_col in ((1, 1, 5), (2, 3, 40000), (3, 33000, 33001), (4, 7, 70000)):
+        assert a.append_line_span(0, line, col, end_col) == b.append_span(
+            0, line, col, line, end_col
+        )
+    assert a == b
+    a.add(FileLocation(0, 9, 9, 9, 9))  # builds the index: later spans are indexed too
+    i = a.append_line_span(0, 5, 1, 2)
+    assert a.add(FileLocation(0, 5, 1, 5, 2)) == i

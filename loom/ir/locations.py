@@ -156,6 +156,14 @@ class LocationTable:
             self._index.setdefault(FileLocation(source_id, line, col, end_line, end_col), i)
         return i
 
+    def append_line_span(self, source_id: int, line: int, col: int, end_col: int) -> int:
+        """Like :meth:`append_span` for a span within one line, with positive fields."""
+        if col > _MAX_COL or end_col > _MAX_END_COL or line > _I32_MAX or self._index is not None:
+            return self.append_span(source_id, line, col, line, end_col)
+        cols = self._cols
+        cols.extend((source_id, line, col << 16 | end_col))
+        return len(cols) // _STRIDE - 1
+
     def add(self, loc: Location) -> int:
         """The id of an entry equal to ``loc``, appending it when there is none."""
         index = self._index

@@ -3,14 +3,21 @@
 The general parse plan (:mod:`loom.format.text.parse_format`) runs one closure per format
 element and records what it finds in an ``OpState``; for the common ops of a large module
 (fixed operands, one result, a few keywords, enums, integers and types) that bookkeeping is
-most of the cost. A fast path reads the op line's tokens by position in one generated function
-and builds the op directly.
+most of the cost. Two generated paths skip it:
+
+* the *line path* (:func:`compile_line`): :data:`LINE_HEAD` reads the indentation, the result
+  name and the op name, then one regex per declaration matches the canonical spelling of the
+  rest of the line (exactly what the printer writes) and a generated function builds the op
+  from the captured groups, without tokenizing the line;
+* the *token fast path* (:func:`compile_fast`): for lines the tokenizer did split (other
+  spacing, a trailing comment...), a generated function reads the tokens by position.
 
 A fast path only ever *accepts*: on anything unusual (a missing token, an unknown name, a
 static index, an attribute dictionary, a ``loc(...)``, a type mismatch...) it returns None
-before touching the parser's state, and the general plan parses the line again and reports
-the problem with its usual diagnostic. So both paths build the same op from the same text; the
-tests check that on the corpus and on random modules. No op is named here.
+before touching the parser's state, and the general plan parses the line and reports the
+problem with its usual diagnostic. So every path builds the same op from the same text; the
+tests check that on the corpus, on random modules and on randomly mutated lines. No op is
+named here.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from loom.dsl import (
 from loom.dsl import (
     Flags as FlagsElement,
 )
-from loom.ir import Operation, Value, freeze_attributes
+from loom.ir import BUFFER_TYPE, SCALAR_TYPES, Operation, Value, freeze_attributes
 from loom.opview import needs_segments
 
 if TYPE_CHECKING:
@@ -51,6 +58,9 @@ FastFn = Callable[["Parser", list, int, "list[str] | None"], "Operation | None"]
 
 
 _MEMO_LIMIT = 4096
+NAMED_TYPES = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
+"""Types spelled by one identifier (the parser's table)."""
+_MISSING = object()
 
 
 class _Unsupported(Exception):
@@ -58,13 +68,23 @@ class _Unsupported(Exception):
 
 
 def _flags_canonical(a: Any) -> Callable[[str], str | None]:
+    """Canonical flags text (None when invalid), memoised: few spellings recur."""
+    memo: dict[str, str | None] = {}
+
     def canonical(text: str) -> str | None:
+        got = memo.get(text, _MISSING)
+        if got is not _MISSING:
+            return got  # type: ignore[return-value]
         if a.flags is None:
-            return text
-        try:
-            return a.flags.canonical(text)
-        except ValueError:
-            return None
+            got = text
+        else:
+            try:
+                got = a.flags.canonical(text)
+            except ValueError:
+                got = None
+        if len(memo) < _MEMO_LIMIT:
+            memo[text] = got
+        return got
 
     return canonical
 
@@ -94,7 +114,6 @@ class _Gen:
         self.operands: dict[str, str] = {}  # field -> local (a Value, or a list for variadic)
         self.rtypes: dict[str, str] = {}  # result field -> local holding its type
         self.attrs: list[tuple[str, str]] = []  # (attribute name, local)
-        self.names: set[str] = set()
 
     def emit(self, line: str, depth: int = 1) -> None:
         self.code.append("    " * depth + line)
@@ -379,8 +398,10 @@ _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 LINE_HEAD = re.compile(rf"[ \t]*(?:({_NAME}) = )?({_IDENT})")
 """Indentation, an optional single result name and the op name of a canonical op line."""
 
-LineFn = Callable[["Parser", tuple, "str | None"], "Operation | None"]
-"""``build(parser, body_match_groups, lhs_token) -> op or None``."""
+LineFn = Callable[..., "Operation | None"]
+"""``build(parser, groups, lhs_token, scope, resolve, type_of_token) -> op or None``: ``scope``
+is the innermost name scope, ``resolve`` looks names up in the outer ones, ``type_of_token``
+reads a type (None when invalid)."""
 
 
 def compile_line(decl: OpDef) -> tuple[re.Pattern | None, LineFn | None, str]:
@@ -433,7 +454,8 @@ class _LineGen(_Gen):
         self.emit("    return None")
 
     def ptype_of(self, target: str, tok: str) -> None:
-        self.emit(f"{target} = TY({tok})")
+        self.env["NAMED"] = NAMED_TYPES
+        self.emit(f"{target} = NAMED.get({tok}) or TY({tok})")
         self.emit(f"if {target} is None:")
         self.emit("    return None")
 
@@ -549,11 +571,6 @@ class _LineGen(_Gen):
         for e in self.decl.format:
             self.element(e)
         self.build_op()
-        head = [
-            "def _line(p, g, lhs):",
-            "    S = p.scopes[-1]",
-            "    R = p.resolve",
-            "    TY = p.type_of_token",
-        ]
+        head = ["def _line(p, g, lhs, S, R, TY):"]
         lhs = ["    lhs = None if lhs is None else [lhs]"]
         return "".join(self.pattern), "\n".join(head + lhs + self.code) + "\n"

@@ -18,7 +18,7 @@ from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.dsl import OpDef
 from loom.errors import LoomParseError
 from loom.format.text import parse_format as pf
-from loom.format.text.parse_fast import LINE_HEAD
+from loom.format.text.parse_fast import LINE_HEAD, NAMED_TYPES
 from loom.format.text.tokenizer import (
     decode_string,
     line_tokens,
@@ -26,7 +26,6 @@ from loom.format.text.tokenizer import (
     token_spans,
 )
 from loom.ir import (
-    BUFFER_TYPE,
     SCALAR_TYPES,
     Block,
     DynamicDim,
@@ -52,7 +51,7 @@ _DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\]
 _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
 _PUNCTUATION = frozenset("(){}[]<>=:,|*?")
 _REFS = re.compile(r"%[A-Za-z0-9_$-]+").findall
-_NAMED_TYPES: dict[str, Type] = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
+_NAMED_TYPES: dict[str, Type] = NAMED_TYPES
 
 
 def describe(tok: str | None) -> str:
@@ -452,43 +451,58 @@ class Parser:
         find = text.find
         head = LINE_HEAD.match
         ops = block.ops
-        append_span = self.locations.append_span
+        append_span = self.locations.append_line_span
         source_id = self.source_id
         ints = self.ints
+        resolve = self.resolve
+        type_of = self.type_of_token
         while True:
             toks = self.toks
             i = self.i
             if i >= len(toks):
-                pos = self.pos
-                if pos < n and not self.pending_comments and not self.pending_blank:
-                    # A canonical op line: one regex for the head, one for the rest.
-                    end = find("\n", pos)
-                    if end < 0:
-                        end = n
-                    m = head(text, pos, end)
-                    if m is not None:
-                        plan = plans.get(m.group(2))
-                        if plan is not None and plan.line_re is not None:
-                            b = plan.line_re.fullmatch(text, m.end(), end)
-                            if b is not None:
-                                lhs = m.group(1)
-                                op = plan.line_fn(self, b.groups(), lhs)
-                                if op is not None:
-                                    line = self.line_no = self.line_no + 1
-                                    self.pos = end + 1
-                                    self.line_start, self.line_end = pos, end
-                                    start = m.start(1) if lhs is not None else m.start(2)
-                                    lid = op.location_id = append_span(
-                                        source_id, line, start - pos + 1, line, end - pos + 1
-                                    )
-                                    if lid == len(ints):
-                                        ints.append(lid)
-                                    self.seen_op = True
-                                    if top:
-                                        self.top_level_symbol(op)
-                                    ops.append(op)
-                                    first = False
-                                    continue
+                if not self.pending_comments and not self.pending_blank:
+                    # Canonical op lines: one regex for the head, one for the rest; state is
+                    # kept in locals and written back once the run of such lines ends.
+                    pos, line_no = self.pos, self.line_no
+                    scope = self.scopes[-1]
+                    took = False
+                    while pos < n:
+                        end = find("\n", pos)
+                        if end < 0:
+                            end = n
+                        m = head(text, pos, end)
+                        if m is None:
+                            break
+                        lhs, name = m.groups()
+                        plan = plans.get(name)
+                        if plan is None or plan.line_re is None:
+                            break
+                        b = plan.line_re.fullmatch(text, m.end(), end)
+                        if b is None:
+                            break
+                        op = plan.line_fn(self, b.groups(), lhs, scope, resolve, type_of)
+                        if op is None:
+                            break
+                        line_no += 1
+                        start = m.start(1) if lhs is not None else m.start(2)
+                        lid = op.location_id = append_span(
+                            source_id, line_no, start - pos + 1, end - pos + 1
+                        )
+                        if lid == len(ints):
+                            ints.append(lid)
+                        if top:
+                            self.line_no = line_no
+                            self.top_level_symbol(op)
+                        ops.append(op)
+                        took = True
+                        last = pos
+                        pos = end + 1
+                    if took:
+                        self.line_start, self.line_end = last, pos - 1
+                        self.pos, self.line_no = pos, line_no
+                        self.seen_op = True
+                        first = False
+                        continue
                 if not self.next_line():
                     if top:
                         self.trailing_trivia(block, bool(block.ops or self.header))
