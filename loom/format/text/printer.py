@@ -64,7 +64,6 @@ INDENT = "  "
 _NO_SPACE_BEFORE = (",", ")", "]", "}")
 _NO_SPACE_AFTER = ("(", "[", "{")
 _GLUE = GLUE
-_MISSING: Any = object()
 _PLAN_MISFIT = (
     Fallback,
     IndexError,
@@ -249,6 +248,7 @@ class Printer:
         if plan is None or plan.decl is not decl:
             plan = _PLANS[id(decl)] = PrintPlan(decl, consumed_attrs(decl), _HELPERS)
         self._plans[op.name] = plan
+        self._fns[op.name] = plan.fn
         return plan
 
     def _decl(self, op: Operation) -> OpDef:
@@ -261,29 +261,25 @@ class Printer:
         self, block: Block, indent: str, elide: str | None, top: bool = False
     ) -> None:
         ops = block.ops
-        last = len(ops) - 1
+        stop = len(ops)
+        if elide is not None and stop and ops[-1].name == elide and _is_bare(ops[-1]):
+            stop -= 1  # the implicit terminator is not printed
         lines = self._lines
         append = lines.append
         fns = self._fns
         op_lines = self.op_lines if self.record_lines else None
         tt = self._tt
         tg = self._tg
-        fast = not self.print_locations
-        printed = False
-        for i, op in enumerate(ops):
-            if i == last and elide is not None and op.name == elide and _is_bare(op):
-                continue
-            if op.leading_blank_line and i > 0:
-                append("")
-            if op.comments:
+        if self.print_locations:
+            fns = {}  # every op takes _print_op, which adds the location
+        for i, op in enumerate(ops if stop == len(ops) else ops[:stop]):
+            if op.comments or op.leading_blank_line:
+                if op.leading_blank_line and i > 0:
+                    append("")
                 for c in op.comments:
                     append(f"{indent}//{c}")
-            printed = True
             # The common case inlined: a compiled plan, no location suffix.
-            fn = fns.get(op.name, _MISSING) if fast else None
-            if fn is _MISSING:
-                plan = self._plan(op)
-                fn = fns[op.name] = plan.fn if plan is not None else None
+            fn = fns.get(op.name)
             if fn is None:
                 self._print_op(op, indent)
                 continue
@@ -291,12 +287,11 @@ class Printer:
             if op_lines is not None:
                 op_lines[id(op)] = n + 1
             try:
-                text = fn(op, tg, tt, self, indent, None)
+                append(fn(op, tg, tt, self, indent, None))
             except _PLAN_MISFIT:
                 del lines[n:]
                 self._generic_op(op, indent, None)
-            else:
-                append(text)
+        printed = stop > 0
         if block.trailing_comments:
             # At top level the file header also counts as something the blank line follows.
             if block.trailing_blank_line and (printed or (top and lines)):
