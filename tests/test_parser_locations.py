@@ -113,3 +113,17 @@ def test_append_line_span_matches_append_span() -> None:
     a.add(FileLocation(0, 9, 9, 9, 9))  # builds the index: later spans are indexed too
     i = a.append_line_span(0, 5, 1, 2)
     assert a.add(FileLocation(0, 5, 1, 5, 2)) == i
+
+
+@settings(max_examples=40, deadline=None)
+@given(_LOCS)
+def test_file_rows_spell_the_same_entries(locs: list) -> None:
+    table = LocationTable([None, *locs])
+    rows = list(table.file_rows(1))
+    assert len(rows) == len(locs)
+    for row, loc in zip(rows, locs):
+        if type(row) is tuple:
+            flags, *fields = row
+            assert FileLocation(*fields, flags=flags) == loc
+        else:
+            assert row == loc

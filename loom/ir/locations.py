@@ -5,6 +5,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 LOCATION_UNKNOWN = 0
@@ -96,7 +97,10 @@ class LocationTable:
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
+            start, stop, step = i.indices(len(self))
+            if step == 1:
+                return list(islice(self._items(start), max(stop - start, 0)))
+            return [self[k] for k in range(start, stop, step)]
         n = len(self)
         if i < 0:
             i += n
@@ -112,8 +116,19 @@ class LocationTable:
         return FileLocation(src, line, packed >> 16, line, packed & 0xFFFF)
 
     def __iter__(self) -> Iterator[Location | None]:
-        for i in range(len(self)):
-            yield self[i]
+        return self._items(0)
+
+    def _items(self, start: int) -> Iterator[Location | None]:
+        cols = self._cols
+        other = self._other
+        for k in range(start * _STRIDE, len(cols), _STRIDE):
+            src = cols[k]
+            if src == _OTHER:
+                yield other[k // _STRIDE]
+            else:
+                line = cols[k + 1]
+                packed = cols[k + 2]
+                yield FileLocation(src, line, packed >> 16, line, packed & 0xFFFF)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (LocationTable, list, tuple)):
@@ -124,6 +139,23 @@ class LocationTable:
 
     def __repr__(self) -> str:
         return f"LocationTable({list(self)!r})"
+
+    def file_rows(self, start: int = 1) -> Iterator[tuple[int, ...] | Location | None]:
+        """Entries from ``start`` on, packed file spans as plain tuples (no objects built).
+
+        A packed span is ``(flags, source_id, start_line, start_col, end_line, end_col)``
+        (non-negative ints below 2**31); other entries are the location objects.
+        """
+        cols = self._cols
+        other = self._other
+        for k in range(start * _STRIDE, len(cols), _STRIDE):
+            src = cols[k]
+            if src == _OTHER:
+                yield other[k // _STRIDE]
+            else:
+                line = cols[k + 1]
+                packed = cols[k + 2]
+                yield (0, src, line, packed >> 16, line, packed & 0xFFFF)
 
     def append(self, loc: Location | None) -> int:
         """Add an entry (no deduplication) and return its id."""

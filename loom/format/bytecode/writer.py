@@ -474,8 +474,13 @@ class _Writer:
         nsrc = len(module.sources)
         out = ByteBuffer()
         out.varint(len(module.locations) - 1)
-        for i, loc in enumerate(module.locations[1:], start=1):
-            if isinstance(loc, FileLocation):
+        for i, loc in enumerate(module.locations.file_rows(1), start=1):
+            if type(loc) is tuple:  # a packed file span: valid non-negative ints
+                _check_source(loc[1], nsrc, i)
+                out.u8(L.LOC_FILE)
+                for x in loc:
+                    out.varint(x)
+            elif isinstance(loc, FileLocation):
                 _check_source(loc.source_id, nsrc, i)
                 out.u8(L.LOC_FILE)
                 for x in (
