@@ -57,7 +57,8 @@ FastFn = Callable[["Parser", list, int, "list[str] | None"], "Operation | None"]
 """``fast(parser, tokens, index_after_the_op_name, lhs_tokens) -> op or None``."""
 
 
-_MEMO_LIMIT = 4096
+_MEMO_LIMIT = 1024
+"""Entries kept per declaration by the attribute and flag memos (they live as long as the plan)."""
 NAMED_TYPES = {**SCALAR_TYPES, "buffer": BUFFER_TYPE}
 """Types spelled by one identifier (the parser's table)."""
 _MISSING = object()

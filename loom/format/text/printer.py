@@ -226,6 +226,7 @@ class Printer:
         finally:
             if gc_was_enabled:
                 gc.enable()
+            self._reset_type_cache()  # its keys are ids: drop them with the module
         self._module = None
         return "\n".join(lines) + "\n" if lines else ""
 
@@ -234,7 +235,10 @@ class Printer:
         self._reset_type_cache()
         self._module = module
         self._lines = []
-        self._print_op(op, "")
+        try:
+            self._print_op(op, "")
+        finally:
+            self._reset_type_cache()
         self._module = None
         return "\n".join(self._lines)
 
