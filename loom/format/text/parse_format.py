@@ -1118,15 +1118,11 @@ def _new_value(values: list[Value], t: Type, ints: list[int]) -> Value:
 
 
 _PLANS: weakref.WeakKeyDictionary[OpRegistry, dict[str, OpPlan]] = weakref.WeakKeyDictionary()
-_DECL_PLANS: dict[int, OpPlan] = {}
 
 
 def plan_for(decl: OpDef) -> OpPlan:
-    """The (cached) parse plan of one declaration."""
-    plan = _DECL_PLANS.get(id(decl))
-    if plan is None or plan.decl is not decl:
-        plan = _DECL_PLANS[id(decl)] = OpPlan(decl)
-    return plan
+    """The parse plan of one declaration (compiled once, kept by the declaration)."""
+    return decl.plan(OpPlan)
 
 
 def plans_for(registry: OpRegistry) -> dict[str, OpPlan]:

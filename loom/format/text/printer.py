@@ -59,7 +59,6 @@ from loom.ir import (
 from loom.opview import SEGMENTS_ATTR, operand_groups, region_groups, result_groups
 from loom.registry import OpRegistry, as_registry
 
-_PLANS: dict[int, PrintPlan] = {}
 INDENT = "  "
 _NO_SPACE_BEFORE = (",", ")", "]", "}")
 _NO_SPACE_AFTER = ("(", "[", "{")
@@ -248,9 +247,7 @@ class Printer:
         decl = self.registry.get(op.name)
         if decl is None:
             return None
-        plan = _PLANS.get(id(decl))
-        if plan is None or plan.decl is not decl:
-            plan = _PLANS[id(decl)] = PrintPlan(decl, consumed_attrs(decl), _HELPERS)
+        plan = decl.plan(_print_plan)
         self._plans[op.name] = plan
         self._fns[op.name] = plan.fn
         return plan
@@ -606,6 +603,11 @@ def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:
             continue
         entries.append(f"{key} = {attr_value_text(a.kind if a else None, value)}")
     return "{" + ", ".join(entries) + "}" if entries else ""
+
+
+def _print_plan(decl: OpDef) -> PrintPlan:
+    """The print plan of one declaration (kept by the declaration, see ``OpDef.plan``)."""
+    return PrintPlan(decl, consumed_attrs(decl), _HELPERS)
 
 
 _HELPERS = {
