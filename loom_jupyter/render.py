@@ -27,6 +27,7 @@ ROOT = "loom-out"
 _EXTRA_CSS = f"""\
 .{ROOT} {{ font-size: 0.92em; }}
 .{ROOT} pre.loom-code {{ margin: 0.2em 0; padding: 0.4em 0.6em; line-height: 1.35;
+  font-family: var(--jp-code-font-family, monospace); white-space: pre;
   background: #f8f8f8; border-left: 3px solid #c9d3e0; overflow-x: auto; }}
 .{ROOT} .loom-ln {{ color: #9aa3ad; user-select: none; }}
 .{ROOT} .loom-diag {{ display: inline-block; width: 100%; }}
