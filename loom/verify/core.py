@@ -47,6 +47,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
+from loom.verify.uniformity import derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
 _RECURSION_LIMIT = 6000
@@ -858,17 +859,5 @@ def _labels(decl: OpDef, layout: Layout) -> list[str]:
 
 
 def _derived_types(rd: Any, op: Operation, layout: Layout) -> list[Any] | None:
-    out: list[Any] = []
-    for src in rd.derived_from:
-        name = src.lstrip("~")
-        if name in layout.slices:
-            a, b = layout.slices[name]
-            vals = op.operands[a:b]
-        elif name in layout.rslices:
-            a, b = layout.rslices[name]
-            vals = op.results[a:b]
-        else:
-            return None
-        types = [getattr(v, "type", None) for v in vals]
-        out.extend(types[:1] if src.startswith("~") else types)
-    return out
+    sources = derived_sources(rd, op, layout)
+    return None if sources is None else [getattr(v, "type", None) for v in sources]

@@ -115,7 +115,7 @@ class UniformityInfo:
             for ri, region in enumerate(op.regions):
                 rd = rdefs[ri] if ri < len(rdefs) else None
                 derived = rd is not None and rd.arg_source == ArgSource.DERIVED
-                sources = _derived_sources(rd, op, layout) if derived else None
+                sources = derived_sources(rd, op, layout) if derived else None
                 tilde = sum(1 for s in rd.derived_from if s.startswith("~")) if derived else 0
                 for block in region.blocks:
                     for i, arg in enumerate(block.args):
@@ -136,7 +136,8 @@ class UniformityInfo:
                 self._raise(r, lvl, op)
 
 
-def _derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
+def derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
+    """The values whose types a DERIVED region's entry arguments take (None if undecidable)."""
     if layout is None:
         return None
     out: list[Any] = []
