@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from loom.dsl import ArgSource, AttrKind, IndexList, OpDef, RegionDef, python_name
+from loom.dsl import ArgSource, AttrKind, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
 from loom.ir import (
     DYNAMIC_INDEX,
@@ -45,22 +45,6 @@ _BUILDER_MEMBERS = {
 }
 
 
-def _index_lists(decl: OpDef) -> dict[str, str]:
-    """Operand field -> static attribute for IndexList elements in the format."""
-    out: dict[str, str] = {}
-
-    def walk(elems) -> None:  # noqa: ANN001
-        for e in elems:
-            if isinstance(e, IndexList):
-                out[e.dynamic] = e.static
-            for sub in ("inner",):
-                if hasattr(e, sub):
-                    walk(getattr(e, sub))
-
-    walk(decl.format)
-    return out
-
-
 class _OpPlan:
     """Precomputed keyword tables for one declaration."""
 
@@ -82,7 +66,7 @@ class _OpPlan:
         self.decl = decl
         self.op_name = decl.name
         self.operand_kw = {python_name(o.name): o for o in decl.operands}
-        self.index_lists = _index_lists(decl)
+        self.index_lists = decl.index_lists
         hidden = set(self.index_lists.values())
         self.attr_kw = {a.keyword: a for a in decl.attrs if a.name not in hidden}
         self.region_kw = {python_name(r.name): r for r in decl.regions}

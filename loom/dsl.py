@@ -601,6 +601,18 @@ class OpDef:
             made = plans[factory] = factory(self)
         return made
 
+    @property
+    def index_lists(self) -> dict[str, str]:
+        """Operand field -> static attribute of each ``IndexList`` in the format."""
+        out: dict[str, str] = {}
+        pending = list(self.format)
+        while pending:
+            e = pending.pop()
+            if isinstance(e, IndexList):
+                out[e.dynamic] = e.static
+            pending.extend(getattr(e, "inner", ()))
+        return out
+
     def drop_plans(self) -> None:
         """Forget every cached plan (after changing what plans are derived from, or in tests)."""
         self._plans.clear()  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from loom.builder import LoomBuilder, module_builder
-from loom.dsl import ArgSource, IndexList, OpDef, python_name
+from loom.dsl import ArgSource, OpDef, python_name
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -25,20 +25,6 @@ from loom.ir import (
 )
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry, as_registry
-
-
-def _index_lists(decl: OpDef) -> dict[str, str]:
-    out: dict[str, str] = {}
-
-    def walk(elems: Any) -> None:
-        for e in elems:
-            if isinstance(e, IndexList):
-                out[e.dynamic] = e.static
-            if hasattr(e, "inner"):
-                walk(e.inner)
-
-    walk(decl.format)
-    return out
 
 
 class Rebuilder:
@@ -90,7 +76,7 @@ class Rebuilder:
     def op(self, op: Operation) -> None:
         decl = self.registry.lookup(op.name)
         kw: dict[str, Any] = {}
-        index_lists = _index_lists(decl)
+        index_lists = decl.index_lists
         groups = operand_groups(op, decl)
         for o in decl.operands:
             vals = [self.value(v) for v in groups[o.name]]

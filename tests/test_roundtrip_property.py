@@ -14,7 +14,6 @@ from loom.builder import module_builder
 from loom.dsl import (
     ArgSource,
     AttrKind,
-    IndexList,
     OpDef,
     SameType,
     SameTypeAt,
@@ -48,20 +47,6 @@ from loom.registry import default_registry
 REGISTRY = default_registry()
 SCALARS = [INDEX, OFFSET, I1, I8, I32, I64, F16, F32, F64]
 NAMES = ["a", "b", "x", "y", "acc", "i", "n", "v", "tmp", "$q", "with-dash"]
-
-
-def _index_fields(decl: OpDef) -> dict[str, str]:
-    out: dict[str, str] = {}
-
-    def walk(elems: Any) -> None:
-        for e in elems:
-            if isinstance(e, IndexList):
-                out[e.dynamic] = e.static
-            if hasattr(e, "inner"):
-                walk(e.inner)
-
-    walk(decl.format)
-    return out
 
 
 class Generator:
@@ -142,7 +127,7 @@ class Generator:
                 if choice is not None:
                     same[f] = choice
         kw: dict[str, Any] = {}
-        index_fields = _index_fields(decl)
+        index_fields = decl.index_lists
         op_types: dict[str, list[Type]] = {}
         for o in decl.operands:
             key = python_name(o.name)
