@@ -11,7 +11,15 @@ from loom.ir.locations import (
     TaggedLocation,
 )
 from loom.ir.module import Module
-from loom.ir.operations import EMPTY_ATTRS, Block, Operation, Region, freeze_attributes
+from loom.ir.operations import (
+    EMPTY_ATTRS,
+    Block,
+    Operation,
+    Region,
+    Trivia,
+    freeze_attributes,
+    make_trivia,
+)
 from loom.ir.type_text import type_to_text
 from loom.ir.types import (
     BF16,
@@ -73,6 +81,8 @@ __all__ = [
     "Operation",
     "Predicate",
     "Region",
+    "Trivia",
+    "make_trivia",
     "ScalarType",
     "ScalarTypeKind",
     "ShapedType",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from loom.ir.values import Value
 
@@ -47,25 +47,77 @@ def freeze_attributes(attributes: Mapping[str, Any] | None) -> Mapping[str, Any]
     return MappingProxyType(dict(items))
 
 
+class Trivia(NamedTuple):
+    """Comments and blank lines kept around an op or a block (most have none: ``None``).
+
+    ``comments`` holds the text after ``//`` of each comment line printed above the op or the
+    block's label; ``leading_blank_line`` asks for one empty line before them. Blocks also use
+    ``trailing_comments`` (after their last op) and ``trailing_blank_line`` (one empty line
+    before those).
+    """
+
+    comments: tuple[str, ...] = ()
+    leading_blank_line: bool = False
+    trailing_comments: tuple[str, ...] = ()
+    trailing_blank_line: bool = False
+
+
+def make_trivia(
+    comments: tuple[str, ...] = (),
+    leading_blank_line: bool = False,
+    trailing_comments: tuple[str, ...] = (),
+    trailing_blank_line: bool = False,
+) -> Trivia | None:
+    """The trivia record for these fields, or None when all are empty (the common case)."""
+    if not (comments or leading_blank_line or trailing_comments or trailing_blank_line):
+        return None
+    return Trivia(
+        tuple(comments),
+        bool(leading_blank_line),
+        tuple(trailing_comments),
+        bool(trailing_blank_line),
+    )
+
+
+_NO_TRIVIA = Trivia()
+
+
+class _TriviaField:
+    """A property reading and writing one field of an object's ``trivia`` record."""
+
+    def __init__(self, index: int, convert: Any) -> None:
+        self.index = index
+        self.convert = convert
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        trivia = obj.trivia
+        return (_NO_TRIVIA if trivia is None else trivia)[self.index]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        fields = list(obj.trivia or _NO_TRIVIA)
+        fields[self.index] = self.convert(value)
+        obj.trivia = make_trivia(*fields)
+
+
 class Operation:
     """One op: name, operand and result values, attributes, regions, location and trivia.
 
     ``attributes`` is an immutable mapping sorted by key (see :func:`freeze_attributes`; assign
-    a new mapping to change it); ``comments`` holds the text after
-    ``//`` of each comment line printed above the op; ``leading_blank_line`` asks the printer
-    for one empty line before the op.
+    a new mapping to change it). ``trivia`` is None or a :class:`Trivia` record: ``comments``
+    (the text after ``//`` of each comment line printed above the op) and
+    ``leading_blank_line`` (one empty line before the op) read and write it. One slot for both
+    keeps every op 8 bytes smaller.
     """
 
-    __slots__ = (
-        "name",
-        "operands",
-        "results",
-        "attributes",
-        "regions",
-        "location_id",
-        "comments",
-        "leading_blank_line",
-    )
+    __slots__ = ("name", "operands", "results", "attributes", "regions", "location_id", "trivia")
+
+    comments = _TriviaField(0, tuple)
+    leading_blank_line = _TriviaField(1, bool)
 
     def __init__(
         self,
@@ -84,8 +136,9 @@ class Operation:
         self.attributes = freeze_attributes(attributes)
         self.regions = regions
         self.location_id = location_id
-        self.comments = comments
-        self.leading_blank_line = leading_blank_line
+        self.trivia = (
+            make_trivia(comments, leading_blank_line) if comments or leading_blank_line else None
+        )
 
     @property
     def result(self) -> Value:
@@ -107,6 +160,7 @@ class Operation:
 class Block:
     """A sequence of ops with entry arguments, an optional label and trivia.
 
+    ``trivia`` is None or a :class:`Trivia` record, read and written through four properties:
     ``comments``/``leading_blank_line`` are printed above the block's label;
     ``trailing_comments`` holds the comment lines after the block's last op (before the closing
     ``}``, or at the end of the file for the module body), and ``trailing_blank_line`` asks for
@@ -114,24 +168,18 @@ class Block:
     blank lines inside the group move above it, as they do for an op's comments).
     """
 
-    __slots__ = (
-        "args",
-        "ops",
-        "label",
-        "comments",
-        "leading_blank_line",
-        "trailing_comments",
-        "trailing_blank_line",
-    )
+    __slots__ = ("args", "ops", "label", "trivia")
+
+    comments = _TriviaField(0, tuple)
+    leading_blank_line = _TriviaField(1, bool)
+    trailing_comments = _TriviaField(2, tuple)
+    trailing_blank_line = _TriviaField(3, bool)
 
     def __init__(self, args: tuple[Value, ...] = (), label: str | None = None) -> None:
         self.args = args
         self.ops: list[Operation] = []
         self.label = label
-        self.comments = _NO_COMMENTS
-        self.leading_blank_line = False
-        self.trailing_comments = _NO_COMMENTS
-        self.trailing_blank_line = False
+        self.trivia: Trivia | None = None
 
     def walk(self) -> Iterator[Operation]:
         """Every op of the block and their nested ops, pre-order."""

@@ -247,10 +247,12 @@ class _Writer:
                     f"{self.location_count} locations"
                 )
             flags |= L.OPF_LOCATION
-        if op.comments:
-            ext |= L.OPX_COMMENTS
-        if op.leading_blank_line:
-            ext |= L.OPX_BLANK
+        trivia = op.trivia
+        if trivia is not None:
+            if trivia.comments:
+                ext |= L.OPX_COMMENTS
+            if trivia.leading_blank_line:
+                ext |= L.OPX_BLANK
         if (plan_o and len(op.operands) != plan_o - 1) or (
             plan_r and len(op.results) != plan_r - 1
         ):
@@ -273,8 +275,8 @@ class _Writer:
             out.append(ext)
         if loc:
             out.append(loc)
-        if op.comments:
-            out += self.comment_ids(op.comments)
+        if trivia is not None and trivia.comments:
+            out += self.comment_ids(trivia.comments)
         if ext & L.OPX_COUNTS or not plan_o:
             out.append(len(operand_ids))
         if ext & L.OPX_COUNTS or not plan_r:

@@ -274,10 +274,11 @@ class Printer:
         if self.print_locations:
             fns = {}  # every op takes _print_op, which adds the location
         for i, op in enumerate(ops if stop == len(ops) else ops[:stop]):
-            if op.comments or op.leading_blank_line:
-                if op.leading_blank_line and i > 0:
+            trivia = op.trivia
+            if trivia is not None:
+                if trivia.leading_blank_line and i > 0:
                     append("")
-                for c in op.comments:
+                for c in trivia.comments:
                     append(f"{indent}//{c}")
             # The common case inlined: a compiled plan, no location suffix.
             fn = fns.get(op.name)
@@ -293,11 +294,12 @@ class Printer:
                 del lines[n:]
                 self._generic_op(op, indent, None)
         printed = stop > 0
-        if block.trailing_comments:
+        trivia = block.trivia
+        if trivia is not None and trivia.trailing_comments:
             # At top level the file header also counts as something the blank line follows.
-            if block.trailing_blank_line and (printed or (top and lines)):
+            if trivia.trailing_blank_line and (printed or (top and lines)):
                 lines.append("")
-            for c in block.trailing_comments:
+            for c in trivia.trailing_comments:
                 lines.append(f"{indent}//{c}")
 
     def _print_region(self, region: Region, indent: str, elide: str | None) -> None:
@@ -545,7 +547,9 @@ def _source(module: Module | None, source_id: int) -> str:
 
 
 def _is_bare(op: Operation) -> bool:
-    return not (op.operands or op.results or op.attributes or op.regions or op.comments)
+    if op.operands or op.results or op.attributes or op.regions:
+        return False
+    return op.trivia is None or not op.trivia.comments
 
 
 def _index_entries(dynamic: tuple[Value, ...], static: tuple[int, ...] | None) -> list[str]:
