@@ -81,11 +81,22 @@ def test_spans_that_do_not_pack_are_kept_whole() -> None:
         (0, 3, 40000, 3, 40010),  # start column beyond the packed range
         (0, 3, 1, 3, 70000),  # end column beyond the packed range
         (2**31, 1, 1, 1, 2),  # source id beyond int32
+        (256, 1, 1, 1, 2),  # source id beyond the packed range
+        (0, 2**24, 1, 2**24, 2),  # line beyond the packed range
     ]
-    for src, line, col, end_line, end_col in odd:
+    edges = [(255, 2**24 - 1, 0x7FFF, 2**24 - 1, 0xFFFF), (0, 0, 0, 0, 0)]  # these do pack
+    kept_whole = {0}
+    for src, line, col, end_line, end_col in odd + edges:
         i = table.append_span(src, line, col, end_line, end_col)
         assert table[i] == FileLocation(src, line, col, end_line, end_col)
-    assert table.append(FileLocation(0, 1, 2, 1, 3, flags=1)) == len(odd) + 1
+        ids = [i]
+        if line == end_line:
+            ids.append(table.append_line_span(src, line, col, end_col))
+            assert table[ids[-1]] == table[i]
+        if (src, line, col, end_line, end_col) in odd:
+            kept_whole.update(ids)
+    assert set(table._other) == kept_whole  # the edges are packed
+    assert table.append(FileLocation(0, 1, 2, 1, 3, flags=1)) == len(table) - 1
     assert table[-1] == FileLocation(0, 1, 2, 1, 3, flags=1)
 
 

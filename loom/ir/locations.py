@@ -50,39 +50,50 @@ class TaggedLocation:
 Location = FileLocation | FusedLocation | OpaqueLocation | TaggedLocation
 
 
-_I32_MAX = 2**31 - 1
-_OTHER = -1  # source column marker: the entry is kept as an object in ``_other``
-_STRIDE = 3
+_OTHER = -1  # the entry is kept as an object in ``_other``
+_MAX_SOURCE = 0xFF
+_MAX_LINE = 0xFFFFFF
 _MAX_COL = 0x7FFF
 _MAX_END_COL = 0xFFFF
+_LINE_SHIFT = 31
+_SOURCE_SHIFT = 55
 
 
 def _packable(loc: FileLocation) -> bool:
     return (
         loc.flags == 0
         and loc.end_line == loc.start_line
-        and 0 <= loc.source_id <= _I32_MAX
-        and 0 <= loc.start_line <= _I32_MAX
+        and 0 <= loc.source_id <= _MAX_SOURCE
+        and 0 <= loc.start_line <= _MAX_LINE
         and 0 <= loc.start_col <= _MAX_COL
         and 0 <= loc.end_col <= _MAX_END_COL
     )
+
+
+def _pack(source_id: int, line: int, col: int, end_col: int) -> int:
+    return source_id << _SOURCE_SHIFT | line << _LINE_SHIFT | col << 16 | end_col
+
+
+def _unpack(word: int) -> FileLocation:
+    line = word >> _LINE_SHIFT & _MAX_LINE
+    return FileLocation(word >> _SOURCE_SHIFT, line, word >> 16 & _MAX_COL, line, word & 0xFFFF)
 
 
 class LocationTable:
     """A module's location table: a list-like sequence whose entry 0 is None (unknown).
 
     Single-line file spans (almost every entry: one per parsed op) are stored in one flat
-    ``array('i')`` as source id, line and both columns packed in one int (12 bytes each instead
-    of a ~140-byte ``FileLocation`` object) and materialised on access; other locations (spans
-    over several lines, flags, very long lines, non-file locations) are kept as objects.
-    Entries are never removed or replaced. :meth:`add` deduplicates (its index is built on
-    first use).
+    ``array('q')``, source id, line and both columns packed in one 64-bit word (8 bytes each
+    instead of a ~140-byte ``FileLocation`` object), and materialised on access; other
+    locations (spans over several lines, flags, more than 255 sources, more than 2**24 lines,
+    very long lines, non-file locations) are kept as objects. Entries are never removed or
+    replaced. :meth:`add` deduplicates (its index is built on first use).
     """
 
-    __slots__ = ("_cols", "_other", "_index")
+    __slots__ = ("_words", "_other", "_index")
 
     def __init__(self, entries: Iterable[Location | None] = ()) -> None:
-        self._cols = array("i", (_OTHER, 0, 0))
+        self._words = array("q", (_OTHER,))
         self._other: dict[int, Location | None] = {0: None}
         self._index: dict[Location, int] | None = None
         it = iter(entries)
@@ -93,7 +104,7 @@ class LocationTable:
             self.append(loc)
 
     def __len__(self) -> int:
-        return len(self._cols) // _STRIDE
+        return len(self._words)
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
@@ -106,29 +117,18 @@ class LocationTable:
             i += n
         if not 0 <= i < n:
             raise IndexError("location id out of range")
-        k = i * _STRIDE
-        cols = self._cols
-        src = cols[k]
-        if src == _OTHER:
+        word = self._words[i]
+        if word == _OTHER:
             return self._other[i]
-        line = cols[k + 1]
-        packed = cols[k + 2]
-        return FileLocation(src, line, packed >> 16, line, packed & 0xFFFF)
+        return _unpack(word)
 
     def __iter__(self) -> Iterator[Location | None]:
         return self._items(0)
 
     def _items(self, start: int) -> Iterator[Location | None]:
-        cols = self._cols
         other = self._other
-        for k in range(start * _STRIDE, len(cols), _STRIDE):
-            src = cols[k]
-            if src == _OTHER:
-                yield other[k // _STRIDE]
-            else:
-                line = cols[k + 1]
-                packed = cols[k + 2]
-                yield FileLocation(src, line, packed >> 16, line, packed & 0xFFFF)
+        for i, word in enumerate(islice(self._words, start, None), start):
+            yield other[i] if word == _OTHER else _unpack(word)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (LocationTable, list, tuple)):
@@ -146,26 +146,23 @@ class LocationTable:
         A packed span is ``(flags, source_id, start_line, start_col, end_line, end_col)``
         (non-negative ints below 2**31); other entries are the location objects.
         """
-        cols = self._cols
         other = self._other
-        for k in range(start * _STRIDE, len(cols), _STRIDE):
-            src = cols[k]
-            if src == _OTHER:
-                yield other[k // _STRIDE]
+        for i, word in enumerate(islice(self._words, start, None), start):
+            if word == _OTHER:
+                yield other[i]
             else:
-                line = cols[k + 1]
-                packed = cols[k + 2]
-                yield (0, src, line, packed >> 16, line, packed & 0xFFFF)
+                line = word >> _LINE_SHIFT & _MAX_LINE
+                yield (0, word >> _SOURCE_SHIFT, line, word >> 16 & _MAX_COL, line, word & 0xFFFF)
 
     def append(self, loc: Location | None) -> int:
         """Add an entry (no deduplication) and return its id."""
         if loc is None:
             raise ValueError("only entry 0 of a location table is the unknown location")
-        i = len(self)
+        i = len(self._words)
         if type(loc) is FileLocation and _packable(loc):
-            self._cols.extend((loc.source_id, loc.start_line, loc.start_col << 16 | loc.end_col))
+            self._words.append(_pack(loc.source_id, loc.start_line, loc.start_col, loc.end_col))
         else:
-            self._cols.extend((_OTHER, 0, 0))
+            self._words.append(_OTHER)
             self._other[i] = loc
         if self._index is not None:
             self._index.setdefault(loc, i)
@@ -177,24 +174,30 @@ class LocationTable:
             end_line != line
             or not 0 <= col <= _MAX_COL
             or not 0 <= end_col <= _MAX_END_COL
-            or not 0 <= line <= _I32_MAX
-            or not 0 <= source_id <= _I32_MAX
+            or not 0 <= line <= _MAX_LINE
+            or not 0 <= source_id <= _MAX_SOURCE
         ):
             return self.append(FileLocation(source_id, line, col, end_line, end_col))
-        cols = self._cols
-        i = len(cols) // _STRIDE
-        cols.extend((source_id, line, col << 16 | end_col))
+        words = self._words
+        i = len(words)
+        words.append(source_id << _SOURCE_SHIFT | line << _LINE_SHIFT | col << 16 | end_col)
         if self._index is not None:
             self._index.setdefault(FileLocation(source_id, line, col, end_line, end_col), i)
         return i
 
     def append_line_span(self, source_id: int, line: int, col: int, end_col: int) -> int:
-        """Like :meth:`append_span` for a span within one line, with positive fields."""
-        if col > _MAX_COL or end_col > _MAX_END_COL or line > _I32_MAX or self._index is not None:
+        """Like :meth:`append_span` for a span within one line, with non-negative fields."""
+        if (
+            col > _MAX_COL
+            or end_col > _MAX_END_COL
+            or line > _MAX_LINE
+            or source_id > _MAX_SOURCE
+            or self._index is not None
+        ):
             return self.append_span(source_id, line, col, line, end_col)
-        cols = self._cols
-        cols.extend((source_id, line, col << 16 | end_col))
-        return len(cols) // _STRIDE - 1
+        words = self._words
+        words.append(source_id << _SOURCE_SHIFT | line << _LINE_SHIFT | col << 16 | end_col)
+        return len(words) - 1
 
     def add(self, loc: Location) -> int:
         """The id of an entry equal to ``loc``, appending it when there is none."""
