@@ -111,6 +111,7 @@ def _builder_names(defs: Iterable[OpDef]) -> dict[str, str]:
 
 _DEFAULT: OpRegistry | None = None
 _CACHE: dict[tuple[int, ...], OpRegistry] = {}
+_BY_TUPLE: dict[int, tuple[tuple[OpDef, ...], OpRegistry]] = {}
 
 
 def default_ops() -> tuple[OpDef, ...]:
@@ -134,6 +135,12 @@ def as_registry(ops: OpRegistry | Iterable[OpDef] | None) -> OpRegistry:
         return default_registry()
     if isinstance(ops, OpRegistry):
         return ops
+    if isinstance(ops, tuple):
+        # The common case (a preset's tuple passed again and again): found without building
+        # a key. The cache holds the tuple, so its id cannot be reused by another object.
+        hit = _BY_TUPLE.get(id(ops))
+        if hit is not None and hit[0] is ops:
+            return hit[1]
     defs = tuple(ops)
     key = tuple(id(d) for d in defs)
     reg = _CACHE.get(key)
@@ -141,4 +148,6 @@ def as_registry(ops: OpRegistry | Iterable[OpDef] | None) -> OpRegistry:
         reg = OpRegistry(defs)
         if len(_CACHE) < 64:
             _CACHE[key] = reg
+    if isinstance(ops, tuple) and len(_BY_TUPLE) < 64:
+        _BY_TUPLE[id(ops)] = (ops, reg)
     return reg
