@@ -47,6 +47,7 @@ from loom.dsl import (
 from loom.dsl import (
     Flags as FlagsElement,
 )
+from loom.format.text.scopes import MAX_ID_DIGITS
 from loom.ir import BUFFER_TYPE, SCALAR_TYPES, Operation, Value, freeze_attributes
 from loom.opview import needs_segments
 
@@ -292,7 +293,7 @@ class _Gen:
         head = [
             "def _fast(p, toks, i, lhs):",
             "    n = len(toks)",
-            "    S = p.scopes[-1]",
+            "    S = p.scopes[-1].names",
             "    R = p.resolve",
             "    TY = p.type_of_token",
             "    try:",
@@ -348,6 +349,9 @@ class _Gen:
         self.emit("        MEMO[key] = attrs")
 
     def results(self, types: list[str]) -> None:
+        """Create the results as the parser's ``new_value`` does (see there), or return None
+        before creating any when a name needs the general plan (a duplicate, or a digit name
+        that is not the new value's id)."""
         n = len(types)
         self.emit("values = p.values")
         if n == 0:
@@ -355,33 +359,44 @@ class _Gen:
             self.emit("    return None")
             self.emit("results = ()")
             return
-        # Value ids reuse the int objects of equal op location ids (see Parser.ints).
-        self.emit("I = p.ints")
+        self.emit("W = p.spare_ids")
         self.emit("if lhs is None:")
         for k, t in enumerate(types):
             self.emit("    vid = len(values)")
-            self.emit("    if vid < len(I):")
-            self.emit("        vid = I[vid]")
+            self.emit("    if W and W[0] == vid:")
+            self.emit("        vid = W.popleft()")
             self.emit(f"    r{k} = Value(vid, {t})")
             self.emit(f"    values.append(r{k})")
         self.emit("else:")
         self.emit(f"    if len(lhs) != {n}{' or len(set(lhs)) != len(lhs)' if n > 1 else ''}:")
         self.emit("        return None")
-        self.emit("    for t in lhs:")
-        self.emit("        if t in S:")
-        self.emit("            return None")
+        self.emit("    vid = len(values)")
+        for k in range(n):
+            self.emit(f"    t = lhs[{k}]")
+            self.emit("    if t in S:")
+            self.emit("        return None")
+            self.emit("    name = t[1:]")
+            self.emit(
+                f"    if name.isdigit() and (len(name) > {MAX_ID_DIGITS} or int(name) != vid+{k}):"
+            )
+            self.emit("        return None")
+        self.emit("    L = p.live")
         for k, t in enumerate(types):
             self.emit(f"    t = lhs[{k}]")
             self.emit("    vid = len(values)")
-            self.emit("    if vid < len(I):")
-            self.emit("        vid = I[vid]")
+            self.emit("    if W and W[0] == vid:")
+            self.emit("        vid = W.popleft()")
             self.emit("    name = t[1:]")
-            # An auto-name equal to the new id stays unnamed (as in the general plan).
-            self.emit(
-                f"    r{k} = Value(vid, {t}, None if name.isdigit() and int(name) == vid else name)"
-            )
+            self.emit("    if name.isdigit():")  # the new id's own spelling: found by id
+            self.emit(f"        r{k} = Value(vid, {t})")
+            self.emit("        if vid < len(L):")
+            self.emit("            L[vid] = 1")
+            self.emit("        else:")
+            self.emit("            p.mark(vid)")
+            self.emit("    else:")
+            self.emit(f"        r{k} = Value(vid, {t}, name)")
+            self.emit(f"        S[t] = r{k}")
             self.emit(f"    values.append(r{k})")
-            self.emit(f"    S[t] = r{k}")
         self.emit("results = (" + "".join(f"r{k}, " for k in range(n)) + ")")
 
 
@@ -393,16 +408,24 @@ def _is_ident(tok: str) -> bool:
 
 _NAME = r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)"
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
-_TYPE = r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>|" + _IDENT
+_TYPE = r"(?:view|vector)<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>|" + _IDENT
+"""A type token (the loop is unrolled: the regex engine then keeps no state per character)."""
 _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 
-LINE_HEAD = re.compile(rf"[ \t]*(?:({_NAME}) = )?({_IDENT})")
-"""Indentation, an optional single result name and the op name of a canonical op line."""
+_ID_NAME = rf"%([0-9]{{1,{MAX_ID_DIGITS}}})|(%[A-Za-z_$][A-Za-z0-9_$-]*)"
+"""A value name, captured as (the digits of ``%<digits>``, or a spelled ``%name``)."""
+
+LINE_HEAD = re.compile(rf"[ \t]*(?:(?:{_ID_NAME}) = )?({_IDENT})")
+"""Indentation, an optional single result name (as in :data:`_ID_NAME`, groups 1 and 2) and
+the op name (group 3) of a canonical op line."""
 
 LineFn = Callable[..., "Operation | None"]
-"""``build(parser, groups, lhs_token, scope, resolve, type_of_token) -> op or None``: ``scope``
-is the innermost name scope, ``resolve`` looks names up in the outer ones, ``type_of_token``
-reads a type (None when invalid)."""
+"""``build(parser, groups, result_digits, result_name, scope, resolve, type_of_token, values,
+live, floor_id, spare_ids) -> op or None``: the result name comes from :data:`LINE_HEAD`,
+``scope`` is the innermost scope's dict, ``resolve`` looks names up everywhere else,
+``type_of_token`` reads a type (None when invalid); ``values``, ``live`` and ``floor_id`` find
+visible ``%<id>`` values by id (``floor_id`` is past every id while the scopes hold digit names,
+see ``Parser.mixed``) and ``spare_ids`` is ``Parser.spare_ids``."""
 
 
 def compile_line(decl: OpDef) -> tuple[re.Pattern | None, LineFn | None, str]:
@@ -448,11 +471,89 @@ class _LineGen(_Gen):
         self.group += 1
         return var
 
-    def lookup(self, target: str, tok: str) -> None:
-        self.emit(f"t = {tok}")
-        self.emit(f"{target} = S.get(t) or R(t)")
+    def ref(self, target: str) -> None:
+        """Match one value name; ``target`` = its value (see :meth:`lookup`)."""
+        self.piece(f"(?:{_ID_NAME})")
+        digits, name = f"g[{self.group}]", f"g[{self.group + 1}]"
+        self.group += 2
+        self.emit(f"k = {digits}")
+        self.emit("if k is not None:")
+        self.emit("    k = int(k)")
+        self.emit("    if k >= FL and k < len(L) and L[k]:")
+        self.emit(f"        {target} = V[k]")
+        self.emit("    else:")
+        self.emit(f"        t = '%' + {digits}")
+        self.emit(f"        {target} = S.get(t) or R(t)")
+        self.emit("else:")
+        self.emit(f"    t = {name}")
+        self.emit(f"    {target} = S.get(t) or R(t)")
         self.emit(f"if {target} is None:")
         self.emit("    return None")
+
+    def lookup(self, target: str, tok: str, depth: int = 1) -> None:
+        """``target`` = the value ``tok`` names: a visible ``%<id>`` is read from the value
+        table directly (``FL`` is the lowest visible id, past every id while the scopes hold
+        digit names), other names from the scopes."""
+        self.emit(f"t = {tok}", depth)
+        self.emit(f"if '0' <= t[1] <= '9' and len(t) <= {MAX_ID_DIGITS + 1}:", depth)
+        self.emit("    k = int(t[1:])", depth)
+        self.emit(
+            f"    {target} = V[k] if k >= FL and k < len(L) and L[k] else S.get(t) or R(t)", depth
+        )
+        self.emit("else:", depth)
+        self.emit(f"    {target} = S.get(t) or R(t)", depth)
+        self.emit(f"if {target} is None:", depth)
+        self.emit("    return None", depth)
+
+    def results(self, types: list[str]) -> None:
+        """Create the results as ``Parser.new_value`` does from :data:`LINE_HEAD`'s name, or
+        return None first when it needs the general plan (a duplicate, a digit name that is not
+        the new value's id, or any digit name while the scopes hold digit names)."""
+        n = len(types)
+        if n == 0:
+            self.emit("if D is not None or N is not None:")
+            self.emit("    return None")
+            self.emit("results = ()")
+            return
+        if n > 1:
+            self.emit("if D is not None or N is not None:")
+            self.emit("    return None")
+        self.emit("vid = len(V)")
+        if n == 1:
+            t = types[0]
+            self.emit("if D is not None:")
+            # FL > vid only while the scopes hold digit names (FL is past every id then).
+            self.emit("    if FL > vid or int(D) != vid:")
+            self.emit("        return None")
+            self.emit("    if W and W[0] == vid:")
+            self.emit("        vid = W.popleft()")
+            self.emit(f"    r0 = Value(vid, {t})")
+            self.emit("    if vid < len(L):")
+            self.emit("        L[vid] = 1")
+            self.emit("    else:")
+            self.emit("        p.mark(vid)")
+            self.emit("    V.append(r0)")
+            self.emit("    results = (r0,)")
+            self.emit("elif N is not None:")
+            self.emit("    if N in S:")
+            self.emit("        return None")
+            self.emit("    if W and W[0] == vid:")
+            self.emit("        vid = W.popleft()")
+            self.emit(f"    r0 = Value(vid, {t}, N[1:])")
+            self.emit("    S[N] = r0")
+            self.emit("    V.append(r0)")
+            self.emit("    results = (r0,)")
+            self.emit("else:")
+        else:
+            self.emit("if True:")
+        for k, t in enumerate(types):
+            if k:
+                self.emit("    vid = len(V)")
+            self.emit("    if W and W[0] == vid:")
+            self.emit("        vid = W.popleft()")
+            self.emit(f"    r{k} = Value(vid, {t})")
+            self.emit(f"    V.append(r{k})")
+        self.emit("    results = (" + "".join(f"r{k}, " for k in range(n)) + ")")
 
     def ptype_of(self, target: str, tok: str) -> None:
         self.env["NAMED"] = NAMED_TYPES
@@ -470,7 +571,7 @@ class _LineGen(_Gen):
             var, variadic = self.operand(e.field)
             if variadic:
                 raise _Unsupported
-            self.lookup(var, self.capture(_NAME))
+            self.ref(var)
         elif isinstance(e, (Refs, Subscript)):
             if isinstance(e, Subscript):
                 self.state = "n"
@@ -481,7 +582,7 @@ class _LineGen(_Gen):
                     raise _Unsupported
                 if n:
                     self.piece(",", nsb=True)
-                self.lookup(var, self.capture(_NAME))
+                self.ref(var)
             if isinstance(e, Subscript):
                 self.piece(r"\]", nsb=True)
         elif isinstance(e, IndexList):
@@ -492,10 +593,8 @@ class _LineGen(_Gen):
             text = self.capture(rf"\[(?:{_NAME}(?:, {_NAME})*)?\]")
             self.emit(f"{var} = []")
             self.emit(f"if len({text}) > 2:")
-            self.emit(f"    for t in {text}[1:-1].split(', '):")
-            self.emit("        v = S.get(t) or R(t)")
-            self.emit("        if v is None:")
-            self.emit("            return None")
+            self.emit(f"    for name in {text}[1:-1].split(', '):")
+            self.lookup("v", "name", 3)
             self.emit(f"        {var}.append(v)")
         elif isinstance(e, TypeOf):
             self.line_type_of(e.field)
@@ -572,6 +671,5 @@ class _LineGen(_Gen):
         for e in self.decl.format:
             self.element(e)
         self.build_op()
-        head = ["def _line(p, g, lhs, S, R, TY):"]
-        lhs = ["    lhs = None if lhs is None else [lhs]"]
-        return "".join(self.pattern), "\n".join(head + lhs + self.code) + "\n"
+        head = ["def _line(p, g, D, N, S, R, TY, V, L, FL, W):"]
+        return "".join(self.pattern), "\n".join(head + self.code) + "\n"

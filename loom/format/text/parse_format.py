@@ -45,6 +45,7 @@ from loom.dsl import (
 )
 from loom.errors import LoomParseError
 from loom.format.text.parse_fast import compile_fast, compile_line
+from loom.format.text.scopes import Scope
 from loom.format.text.tokenizer import is_float_spelling, parse_float, parse_int
 from loom.ir import (
     DYNAMIC_INDEX,
@@ -77,19 +78,19 @@ class OpState:
         self.attrs: dict[str, Any] = {}
         self.rtypes: dict[str, tuple[Type, ...]] = {}
         self.regions: dict[str, Region] = {}
-        self.rscopes: dict[str, dict[str, Value]] | None = None
+        self.rscopes: dict[str, Scope] | None = None
         self.rargs: dict[str, list[Value]] | None = None
-        self.last_scope: dict[str, Value] | None = None
+        self.last_scope: Scope | None = None
         self.checks: list[tuple[str, tuple[Type, ...], int]] | None = None
 
-    def scope(self, region: str) -> dict[str, Value]:
+    def scope(self, region: str, p: Parser) -> Scope:
         """The name scope of region ``region`` (created on first use)."""
         if self.rscopes is None:
             self.rscopes = {}
             self.rargs = {}
         d = self.rscopes.get(region)
         if d is None:
-            d = self.rscopes[region] = {}
+            d = self.rscopes[region] = Scope(len(p.values))
             self.rargs[region] = []  # type: ignore[index]
         self.last_scope = d
         return d
@@ -520,7 +521,7 @@ class _Compiler:
             region, index = e.region, e.index
 
             def region_arg(p: Parser, c: OpState) -> None:
-                scope = c.scope(region)
+                scope = c.scope(region, p)
                 args = c.rargs[region]  # type: ignore[index]
                 i = p.i
                 tok = p.peek()
@@ -768,7 +769,7 @@ class _Compiler:
                 if omit_empty:
                     return
                 raise p.expected("'(' starting the argument list")
-            scope = c.scope(region)
+            scope = c.scope(region, p)
             args = c.rargs[region]  # type: ignore[index]
             p.i += 1
             floor = p.push_scope(scope, isolated)
@@ -799,7 +800,7 @@ class _Compiler:
             if p.peek() != "(":
                 c.groups[field] = ()
                 return
-            scope = c.scope(region)
+            scope = c.scope(region, p)
             args = c.rargs[region]  # type: ignore[index]
             p.i += 1
             inits: list[Value] = []
@@ -873,7 +874,7 @@ class _Compiler:
             p.i = i + 1
             p.end_of_line()
             open_at = (p.line_no, i)
-            scope = c.scope(field)
+            scope = c.scope(field, p)
             args = c.rargs[field]  # type: ignore[index]
             if derived is not None:
                 _derive_args(p, c, derived, args, i)
@@ -927,11 +928,8 @@ def _derive_args(
                 raise p.error("PARSE/012", "cannot tell the type of a region argument", at)
             v.type = types[k]
     if not args and types:
-        values = p.values
         for t in types:
-            v = Value(len(values), t)
-            values.append(v)
-            args.append(v)
+            args.append(p.new_value(None, None, t, at, True))
 
 
 def _mismatch(p: Parser, field: str, v: Value, t: Type, index: int) -> LoomParseError:
@@ -1071,26 +1069,12 @@ class OpPlan:
                     "PARSE/003", f"'{self.name}' defines a symbol and takes no result names", 0
                 )
             scope = p.scopes[-1]
-            values = p.values
-            results = []
-            for k, (tok, t) in enumerate(zip(lhs, types)):
-                name = tok[1:]
-                if tok in scope:
-                    raise p.error(
-                        "PARSE/002", f"SSA value '{tok}' is already defined in this scope", 2 * k
-                    )
-                vid = len(values)
-                if vid < len(p.ints):
-                    vid = p.ints[vid]
-                # An auto-name equal to the new id stays unnamed (prints the same, saves memory).
-                v = Value(vid, t, None if name.isdigit() and int(name) == vid else name)
-                values.append(v)
-                scope[tok] = v
-                results.append(v)
-            results_t = tuple(results)
+            results_t = tuple(
+                p.new_value(scope, tok, t, 2 * k, False)
+                for k, (tok, t) in enumerate(zip(lhs, types))
+            )
         elif nres:
-            values = p.values
-            results_t = tuple(_new_value(values, t, p.ints) for t in types)
+            results_t = tuple(p.new_value(None, None, t, 0, False) for t in types)
         else:
             results_t = ()
         regions: tuple[Region, ...] = ()
@@ -1106,15 +1090,6 @@ class OpPlan:
                 out.append(r)
             regions = tuple(out)
         return Operation(self.name, operands, results_t, attrs, regions, location_id)
-
-
-def _new_value(values: list[Value], t: Type, ints: list[int]) -> Value:
-    vid = len(values)
-    if vid < len(ints):
-        vid = ints[vid]
-    v = Value(vid, t)
-    values.append(v)
-    return v
 
 
 _PLANS: weakref.WeakKeyDictionary[OpRegistry, dict[str, OpPlan]] = weakref.WeakKeyDictionary()

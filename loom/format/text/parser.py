@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import re
 import sys
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +20,7 @@ from loom.dsl import OpDef
 from loom.errors import LoomParseError
 from loom.format.text import parse_format as pf
 from loom.format.text.parse_fast import LINE_HEAD, NAMED_TYPES
+from loom.format.text.scopes import MAX_ID_DIGITS, Scope, canonical_id
 from loom.format.text.tokenizer import (
     decode_string,
     line_tokens,
@@ -52,6 +54,11 @@ _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.
 _PUNCTUATION = frozenset("(){}[]<>=:,|*?")
 _REFS = re.compile(r"%[A-Za-z0-9_$-]+").findall
 _NAMED_TYPES: dict[str, Type] = NAMED_TYPES
+_NO_TABLE = 1 << 62
+"""A floor id above every value id: the line paths then look every name up in the scopes."""
+
+
+_ZEROS = memoryview(bytes(1 << 16))
 
 
 def describe(tok: str | None) -> str:
@@ -61,6 +68,40 @@ def describe(tok: str | None) -> str:
 
 class Parser:
     """Parses one text into a module (use :func:`parse_module`)."""
+
+    __slots__ = (
+        "text",
+        "filename",
+        "registry",
+        "plans",
+        "module",
+        "values",
+        "locations",
+        "source_id",
+        "n",
+        "pos",
+        "line_no",
+        "line_start",
+        "line_end",
+        "toks",
+        "i",
+        "comment_tok",
+        "pending_comments",
+        "pending_blank",
+        "header",
+        "seen_op",
+        "scopes",
+        "floor",
+        "floor_id",
+        "live",
+        "mixed",
+        "resolve",
+        "depth",
+        "max_depth",
+        "shaped_cache",
+        "dynamic_cache",
+        "spare_ids",
+    )
 
     def __init__(self, text: str, filename: str, registry: OpRegistry) -> None:
         self.text = text
@@ -83,15 +124,24 @@ class Parser:
         self.pending_blank = False
         self.header: list[str] = []
         self.seen_op = False
-        self.scopes: list[dict[str, Value]] = [{}]
+        self.scopes: list[Scope] = [Scope(0)]
         self.floor = 0
+        self.floor_id = 0
+        self.live = bytearray()
+        """``live[k]`` is 1 while value ``k``, spelled ``%k``, is visible (not kept in a dict)."""
+        self.mixed = False
+        """True once some scope holds a digit name that is not its value's id (``%3`` naming
+        value 7): lookups then compare the dicts with the id table."""
+        self.resolve = self._make_resolve()
         self.depth = 0
         self.max_depth = MAX_DEPTH
         self.shaped_cache: dict[str, Type] = {}
         self.dynamic_cache: dict[str, tuple[Type, tuple[tuple[str, Value | None], ...]]] = {}
-        self.ints: list[int] = [0]
-        """``ints[k]`` is the op location id ``k``: new value ids reuse these int objects (an
-        int costs 28 bytes; a big module has about as many values as ops)."""
+        self.spare_ids: deque[int] = deque()
+        """Op location ids not yet reached by the value ids, in order: a new value whose id
+        equals the first takes that int object (an int costs 32 bytes and a big module has
+        about as many values as ops); op location ids below the value count reuse the values'
+        ints instead."""
 
     # ------------------------------------------------------------------ errors
 
@@ -205,30 +255,40 @@ class Parser:
 
     # ------------------------------------------------------------------ values and scopes
 
+    def _make_resolve(self):  # noqa: ANN202
+        values = self.values
+        live = self.live
+        scopes = self.scopes
+
+        def resolve(tok: str) -> Value | None:
+            """The value ``tok`` names, looking everywhere but the innermost scope's dict."""
+            best = None
+            s = tok[1:]
+            if s.isdigit() and len(s) <= MAX_ID_DIGITS and s.isascii():  # canonical_id inlined
+                k = int(s)
+                if k < len(live) and live[k] and k >= self.floor_id:
+                    best = values[k]
+                if not self.mixed:
+                    return best
+            for j in range(len(scopes) - 2, self.floor - 1, -1):
+                v = scopes[j].names.get(tok)
+                if v is not None:
+                    # A scope deeper in the stack defined its value later: larger id wins.
+                    return v if best is None or v.id > best.id else best
+            return best
+
+        return resolve
+
     def lookup(self, tok: str, index: int | None = None) -> Value:
         """The value named by token ``%x`` in the visible scopes."""
-        scopes = self.scopes
-        v = scopes[-1].get(tok)
+        v = self.scopes[-1].names.get(tok) or self.resolve(tok)
         if v is not None:
             return v
-        for k in range(len(scopes) - 2, self.floor - 1, -1):
-            v = scopes[k].get(tok)
-            if v is not None:
-                return v
         raise self.error(
             "PARSE/001",
             f"use of undefined SSA value '{tok}'",
             self.i - 1 if index is None else index,
         )
-
-    def resolve(self, tok: str) -> Value | None:
-        """The value named ``tok`` in the scopes below the innermost one (None if none)."""
-        scopes = self.scopes
-        for k in range(len(scopes) - 2, self.floor - 1, -1):
-            v = scopes[k].get(tok)
-            if v is not None:
-                return v
-        return None
 
     def use(self) -> Value:
         """Consume a ``%x`` token and return its value."""
@@ -238,39 +298,110 @@ class Parser:
             tok = toks[i]
             if tok[0] == "%":
                 self.i = i + 1
-                v = self.scopes[-1].get(tok)
+                v = self.scopes[-1].names.get(tok)
                 if v is not None:
                     return v
                 return self.lookup(tok, i)
         raise self.expected("an SSA value ('%name')")
 
-    def define(self, scope: dict[str, Value], tok: str, type: Type | None, index: int) -> Value:
-        """Create a value named by token ``%x`` in ``scope`` (error if already there)."""
-        name = tok[1:]
-        if tok in scope:
+    def new_id(self) -> int:
+        """The id of the next value (sharing an equal location id's int object)."""
+        vid = len(self.values)
+        spare = self.spare_ids
+        if spare and spare[0] == vid:
+            return spare.popleft()
+        return vid
+
+    def location_id(self, lid: int) -> int:
+        """Op location id ``lid`` as an int object shared with the value of that id."""
+        values = self.values
+        if lid < len(values):
+            return values[lid].id
+        self.spare_ids.append(lid)
+        return lid
+
+    def mark(self, vid: int) -> None:
+        """Make value ``vid`` (spelled ``%vid``) visible."""
+        live = self.live
+        if vid >= len(live):
+            live.extend(bytes(max(vid + 1 - len(live), len(live) >> 3, 256)))
+        live[vid] = 1
+
+    def defined_here(self, scope: Scope, k: int) -> bool:
+        """True when value ``k``, spelled ``%k``, belongs to ``scope``."""
+        if scope is self.scopes[-1]:
+            live = self.live
+            return scope.start <= k < len(live) and live[k] == 1
+        return scope.args is not None and k in scope.args
+
+    def new_value(
+        self, scope: Scope | None, tok: str | None, type: Type | None, index: int, arg: bool
+    ) -> Value:
+        """Create a value spelled ``tok`` in ``scope`` (unnamed and invisible when None).
+
+        ``arg`` marks region arguments, which become visible when their scope is entered.
+        """
+        values = self.values
+        vid = self.new_id()
+        if scope is None or tok is None:
+            v = Value(vid, type)  # type: ignore[arg-type]
+            values.append(v)
+            return v
+        names = scope.names
+        if tok in names:
             raise self.error(
                 "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
             )
-        values = self.values
-        vid = len(values)
-        name_kept = None if name.isdigit() and int(name) == vid else name
-        v = Value(vid, type, name_kept)  # type: ignore[arg-type]
+        name = tok[1:]
+        k = canonical_id(name)
+        if k is not None and k == vid:
+            # An auto-name equal to the new id stays unnamed (prints the same, saves memory).
+            v = Value(vid, type)  # type: ignore[arg-type]
+            if arg:
+                if scope.args is None:
+                    scope.args = []
+                scope.args.append(vid)
+            if scope is self.scopes[-1]:
+                self.mark(vid)
+        else:
+            if k is not None:
+                if self.defined_here(scope, k):
+                    raise self.error(
+                        "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
+                    )
+                self.mixed = True
+            v = Value(vid, type, name)  # type: ignore[arg-type]
+            names[tok] = v
         values.append(v)
-        scope[tok] = v
         return v
 
-    def push_scope(self, scope: dict[str, Value], isolated: bool) -> int:
-        """Make ``scope`` the innermost one; returns the previous floor to restore."""
-        saved = self.floor
+    def define(self, scope: Scope, tok: str, type: Type | None, index: int) -> Value:
+        """Create a region argument named by token ``%x`` in ``scope`` (error if already there)."""
+        return self.new_value(scope, tok, type, index, True)
+
+    def push_scope(self, scope: Scope, isolated: bool) -> tuple[int, int]:
+        """Enter ``scope``; returns what :meth:`pop_scope` restores."""
+        saved = self.floor, self.floor_id
         self.scopes.append(scope)
         if isolated:
             self.floor = len(self.scopes) - 1
+            self.floor_id = scope.start
+        if scope.args:
+            for vid in scope.args:
+                self.mark(vid)
         return saved
 
-    def pop_scope(self, saved_floor: int) -> None:
-        """Undo :meth:`push_scope`."""
-        self.scopes.pop()
-        self.floor = saved_floor
+    def pop_scope(self, saved: tuple[int, int]) -> None:
+        """Leave the innermost scope: its values (and its inner scopes') stop being visible."""
+        scope = self.scopes.pop()
+        self.floor, self.floor_id = saved
+        live = self.live
+        k = scope.start
+        end = min(len(self.values), len(live))
+        while k < end:
+            n = min(end - k, len(_ZEROS))
+            live[k : k + n] = _ZEROS[:n]
+            k += n
 
     # ------------------------------------------------------------------ types
 
@@ -325,7 +456,7 @@ class Parser:
         hit = self.dynamic_cache.get(tok)
         if hit is not None:
             t, refs = hit
-            scope = self.scopes[-1]
+            scope = self.scopes[-1].names
             for name, v in refs:
                 if (scope.get(name) or self.resolve(name)) is not v:
                     break
@@ -333,7 +464,7 @@ class Parser:
                 return t
         t = self._shaped(tok, index)
         if tok not in self.shaped_cache:
-            scope = self.scopes[-1]
+            scope = self.scopes[-1].names
             refs = tuple((name, scope.get(name) or self.resolve(name)) for name in _REFS(tok))
             self.dynamic_cache[tok] = (t, refs)
         return t
@@ -453,7 +584,8 @@ class Parser:
         ops = block.ops
         append_span = self.locations.append_line_span
         source_id = self.source_id
-        ints = self.ints
+        values = self.values
+        spare = self.spare_ids
         resolve = self.resolve
         type_of = self.type_of_token
         while True:
@@ -464,7 +596,9 @@ class Parser:
                     # Canonical op lines: one regex for the head, one for the rest; state is
                     # kept in locals and written back once the run of such lines ends.
                     pos, line_no = self.pos, self.line_no
-                    scope = self.scopes[-1]
+                    scope = self.scopes[-1].names
+                    live = self.live
+                    floor_id = _NO_TABLE if self.mixed else self.floor_id
                     took = False
                     while pos < n:
                         end = find("\n", pos)
@@ -473,23 +607,41 @@ class Parser:
                         m = head(text, pos, end)
                         if m is None:
                             break
-                        lhs, name = m.groups()
+                        digits, lhs, name = m.groups()
                         plan = plans.get(name)
                         if plan is None or plan.line_re is None:
                             break
                         b = plan.line_re.fullmatch(text, m.end(), end)
                         if b is None:
                             break
-                        op = plan.line_fn(self, b.groups(), lhs, scope, resolve, type_of)
+                        op = plan.line_fn(
+                            self,
+                            b.groups(),
+                            digits,
+                            lhs,
+                            scope,
+                            resolve,
+                            type_of,
+                            values,
+                            live,
+                            floor_id,
+                            spare,
+                        )
                         if op is None:
                             break
                         line_no += 1
-                        start = m.start(1) if lhs is not None else m.start(2)
-                        lid = op.location_id = append_span(
-                            source_id, line_no, start - pos + 1, end - pos + 1
-                        )
-                        if lid == len(ints):
-                            ints.append(lid)
+                        if lhs is not None:
+                            start = m.start(2)
+                        elif digits is not None:
+                            start = m.start(1) - 1  # the '%' before the digits
+                        else:
+                            start = m.start(3)
+                        lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
+                        if lid < len(values):
+                            lid = values[lid].id  # one int object for equal ids
+                        else:
+                            spare.append(lid)
+                        op.location_id = lid
                         if top:
                             self.line_no = line_no
                             self.top_level_symbol(op)
@@ -677,11 +829,9 @@ class Parser:
             op.leading_blank_line = True
         if not op.location_id:
             # Op spans start on distinct lines, so they need no deduplication lookup.
-            lid = op.location_id = self.locations.append_span(
-                self.source_id, line, start - ls + 1, line, end - ls + 1
+            op.location_id = self.location_id(
+                self.locations.append_span(self.source_id, line, start - ls + 1, line, end - ls + 1)
             )
-            if lid == len(self.ints):
-                self.ints.append(lid)
         return op
 
     def line_span(self) -> tuple[int, int]:
