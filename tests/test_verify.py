@@ -118,6 +118,40 @@ def test_value_defined_twice_and_name_reused() -> None:
     assert "'%x'" in diags[0].message
 
 
+def test_a_digit_name_must_not_spell_a_visible_unnamed_value() -> None:
+    # Text spells an unnamed value by its id (%7), so a value *named* "7" next to it would make
+    # the printed module ambiguous. Both orders are reported, and block arguments too.
+    def build(rename):  # noqa: ANN001, ANN202
+        module, b, body, (n, _) = kernel()
+        with b.insertion_block(body):
+            made = [b.index.add(lhs=n, rhs=n, results=[INDEX]) for _ in range(3)]
+            b.kernel.return_()
+        rename(module, n, made)
+        return verify_module(module)
+
+    def earlier(module, n, made):  # noqa: ANN001, ANN202
+        made[0].name = str(made[2].id)  # named first, the unnamed value comes later
+
+    def later(module, n, made):  # noqa: ANN001, ANN202
+        made[2].name = str(made[0].id)  # the unnamed value is already visible
+
+    def argument(module, n, made):  # noqa: ANN001, ANN202
+        n.name = str(made[1].id)
+
+    def own_id(module, n, made):  # noqa: ANN001, ANN202
+        made[1].name = str(made[1].id)  # spells itself: not ambiguous
+
+    def unused_id(module, n, made):  # noqa: ANN001, ANN202
+        made[1].name = str(len(module.values) + 5)
+
+    for rename in (earlier, later, argument):
+        diags = build(rename)
+        assert diags.codes == ["DOMINANCE/004"], rename.__name__
+        assert "ambiguous" in diags[0].message
+    for rename in (own_id, unused_id):
+        assert build(rename).codes == [], rename.__name__
+
+
 def test_same_name_in_sibling_regions_is_fine() -> None:
     module, b, body, (n, _) = kernel()
     with b.insertion_block(body):

@@ -166,6 +166,8 @@ class ModuleVerifier:
         self.tok_root: list[Operation | None] = [None]
         self.root: Operation | None = None
         self.names: dict[str, int] = {}
+        self.digit_names: dict[int, list[int]] = {}
+        """Value id -> tokens of the blocks defining a digit name that spells it (``%7``)."""
         self.hidden: dict[int, Operation] = {}
         self.tokens: list[int] = [0]
         self.parents: list[Operation] = []
@@ -216,6 +218,7 @@ class ModuleVerifier:
         active = self.active
         values = self.values
         names = self.names
+        digit_names = self.digit_names
         pure = self.pure_depth
         top = not self.parents
         ops = block.ops
@@ -238,7 +241,8 @@ class ModuleVerifier:
             if layout is None:
                 ok = defined = False
             else:
-                defined = not (flags & F_REGIONS or op.regions)
+                # While digit names exist, unnamed results take the checked path below.
+                defined = not (flags & F_REGIONS or op.regions or digit_names)
                 try:
                     ok = (layout.check_def if defined else layout.check)(
                         operands, results, stamp, active, values, tok, names
@@ -284,7 +288,41 @@ class ModuleVerifier:
                             f"'{op.name}' defines '%{n}', a name already defined in this scope",
                         )
                     names[n] = tok
+                    if n[:1].isdigit():
+                        self._cursor = (ri, bi, oi)
+                        self._digit_name(op, r, tok, "defines")
+                elif digit_names and rid in digit_names:
+                    self._cursor = (ri, bi, oi)
+                    self._spelled_by_a_name(op, r, "defines")
         self._cursor = None
+
+    def _digit_name(self, owner: Operation, v: Value, tok: int, what: str) -> None:
+        """A value named by digits must not spell an unnamed value visible with it."""
+        name = v.name
+        if not (name.isdigit() and name.isascii() and len(name) <= 18):  # type: ignore[union-attr]
+            return
+        k = int(name)  # type: ignore[arg-type]
+        self.digit_names.setdefault(k, []).append(tok)
+        if k < len(self.values):
+            other = self.values[k]
+            s = self.stamp[k]
+            if other is not v and other.name is None and s >= 0 and self.active[s]:
+                self.error(
+                    owner,
+                    "DOMINANCE/004",
+                    f"'{owner.name}' {what} '%{name}', which also spells unnamed value %{k} "
+                    "visible here (the printed text would be ambiguous)",
+                )
+
+    def _spelled_by_a_name(self, owner: Operation, v: Value, what: str) -> None:
+        """An unnamed value must not be spelled like a digit name visible with it."""
+        if any(self.active[t] for t in self.digit_names.get(v.id, ())):
+            self.error(
+                owner,
+                "DOMINANCE/004",
+                f"'{owner.name}' {what} unnamed value %{v.id}, spelled like a digit name "
+                "visible here (the printed text would be ambiguous)",
+            )
 
     def _placement_ok(self, plan: OpPlan, parent_name: str, top: bool, is_last: bool) -> bool:
         if (plan.symbol is None) is top:
@@ -362,6 +400,10 @@ class ModuleVerifier:
                         "defined in this scope",
                     )
                 self.names[a.name] = tok
+                if a.name[:1].isdigit():
+                    self._digit_name(owner, a, tok, "has block argument")
+            elif self.digit_names and a.id in self.digit_names:
+                self._spelled_by_a_name(owner, a, "has block argument")
 
     def _bad_definition(self, op: Operation, v: Any, block_arg: bool = False) -> None:
         what = "block argument" if block_arg else "result"

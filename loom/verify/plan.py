@@ -193,6 +193,8 @@ def _compile_check(
                 f"        p = names.get(n{i})",
                 "        if p is not None and active[p]:",
                 "            return False",
+                f"        if n{i}[:1].isdigit():",  # a digit name: the checked path
+                "            return False",
             ]
     for group in same:
         vars_ = [f"o{p}" if p >= 0 else f"r{-p - 1}" for p in group]
