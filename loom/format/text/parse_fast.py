@@ -510,50 +510,47 @@ class _LineGen(_Gen):
         return None first when it needs the general plan (a duplicate, a digit name that is not
         the new value's id, or any digit name while the scopes hold digit names)."""
         n = len(types)
-        if n == 0:
+        if n != 1:  # a line names at most one result; several take the general plan
             self.emit("if D is not None or N is not None:")
             self.emit("    return None")
-            self.emit("results = ()")
+            self.unnamed_results(types, 1)
             return
-        if n > 1:
-            self.emit("if D is not None or N is not None:")
-            self.emit("    return None")
+        t = types[0]
         self.emit("vid = len(V)")
-        if n == 1:
-            t = types[0]
-            self.emit("if D is not None:")
-            # FL > vid only while the scopes hold digit names (FL is past every id then).
-            self.emit("    if FL > vid or int(D) != vid:")
-            self.emit("        return None")
-            self.emit("    if W and W[0] == vid:")
-            self.emit("        vid = W.popleft()")
-            self.emit(f"    r0 = Value(vid, {t})")
-            self.emit("    if vid < len(L):")
-            self.emit("        L[vid] = 1")
-            self.emit("    else:")
-            self.emit("        p.mark(vid)")
-            self.emit("    V.append(r0)")
-            self.emit("    results = (r0,)")
-            self.emit("elif N is not None:")
-            self.emit("    if N in S:")
-            self.emit("        return None")
-            self.emit("    if W and W[0] == vid:")
-            self.emit("        vid = W.popleft()")
-            self.emit(f"    r0 = Value(vid, {t}, N[1:])")
-            self.emit("    S[N] = r0")
-            self.emit("    V.append(r0)")
-            self.emit("    results = (r0,)")
-            self.emit("else:")
-        else:
-            self.emit("if True:")
+        self.emit("if D is not None:")
+        # FL > vid only while the scopes hold digit names (FL is past every id then).
+        self.emit("    if FL > vid or int(D) != vid:")
+        self.emit("        return None")
+        self.emit("    if W and W[0] == vid:")
+        self.emit("        vid = W.popleft()")
+        self.emit(f"    r0 = Value(vid, {t})")
+        self.emit("    if vid < len(L):")
+        self.emit("        L[vid] = 1")
+        self.emit("    else:")
+        self.emit("        p.mark(vid)")
+        self.emit("    V.append(r0)")
+        self.emit("    results = (r0,)")
+        self.emit("elif N is not None:")
+        self.emit("    if N in S:")
+        self.emit("        return None")
+        self.emit("    if W and W[0] == vid:")
+        self.emit("        vid = W.popleft()")
+        self.emit(f"    r0 = Value(vid, {t}, N[1:])")
+        self.emit("    S[N] = r0")
+        self.emit("    V.append(r0)")
+        self.emit("    results = (r0,)")
+        self.emit("else:")
+        self.unnamed_results(types, 2)
+
+    def unnamed_results(self, types: list[str], depth: int) -> None:
+        """``results`` = new unnamed values of these types (not visible by any name)."""
         for k, t in enumerate(types):
-            if k:
-                self.emit("    vid = len(V)")
-            self.emit("    if W and W[0] == vid:")
-            self.emit("        vid = W.popleft()")
-            self.emit(f"    r{k} = Value(vid, {t})")
-            self.emit(f"    V.append(r{k})")
-        self.emit("    results = (" + "".join(f"r{k}, " for k in range(n)) + ")")
+            self.emit("vid = len(V)", depth)
+            self.emit("if W and W[0] == vid:", depth)
+            self.emit("    vid = W.popleft()", depth)
+            self.emit(f"r{k} = Value(vid, {t})", depth)
+            self.emit(f"V.append(r{k})", depth)
+        self.emit("results = (" + "".join(f"r{k}, " for k in range(len(types))) + ")", depth)
 
     def ptype_of(self, target: str, tok: str) -> None:
         self.env["NAMED"] = NAMED_TYPES
