@@ -28,5 +28,20 @@ class Value:
         return f"<loom value %{self.display_name}: {self.type}>"
 
 
+MAX_ID_DIGITS = 18
+"""Longer digit names never spell a value id (and ``int()`` of them stays cheap)."""
+
+
+def spelled_id(name: str) -> int | None:
+    """The value id a digit name spells in text (``"12"`` and ``"012"`` -> 12), else None.
+
+    Text writes an unnamed value as ``%<id>``, so the parser reads such a name as that id and
+    the verifier keeps a value *named* by digits from colliding with it.
+    """
+    if name.isdigit() and name.isascii() and len(name) <= MAX_ID_DIGITS:
+        return int(name)
+    return None
+
+
 ValueRef = Value
 """The builder hands out values directly; ``ValueRef`` is the name upstream's API uses."""

@@ -30,6 +30,7 @@ from loom.diagnostics import (
 )
 from loom.dsl import ArgSource, OpDef, PureWhen, Terminator, Violation
 from loom.ir import Block, Module, Operation, Region, Value
+from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
 from loom.typecheck import attr_problem, check_field_types
@@ -299,9 +300,9 @@ class ModuleVerifier:
     def _digit_name(self, owner: Operation, v: Value, tok: int, what: str) -> None:
         """A value named by digits must not spell an unnamed value visible with it."""
         name = v.name
-        if not (name.isdigit() and name.isascii() and len(name) <= 18):  # type: ignore[union-attr]
+        k = spelled_id(name)  # type: ignore[arg-type]
+        if k is None:
             return
-        k = int(name)  # type: ignore[arg-type]
         self.digit_names.setdefault(k, []).append(tok)
         if k < len(self.values):
             other = self.values[k]

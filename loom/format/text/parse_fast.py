@@ -47,8 +47,8 @@ from loom.dsl import (
 from loom.dsl import (
     Flags as FlagsElement,
 )
-from loom.format.text.scopes import MAX_ID_DIGITS
 from loom.ir import BUFFER_TYPE, SCALAR_TYPES, Operation, Value, freeze_attributes
+from loom.ir.values import MAX_ID_DIGITS
 from loom.opview import needs_segments
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from loom.dsl import OpDef
 from loom.errors import LoomParseError
 from loom.format.text import parse_format as pf
 from loom.format.text.parse_fast import LINE_HEAD, NAMED_TYPES
-from loom.format.text.scopes import MAX_ID_DIGITS, Scope, canonical_id
+from loom.format.text.scopes import Scope
 from loom.format.text.tokenizer import (
     decode_string,
     line_tokens,
@@ -43,6 +43,7 @@ from loom.ir import (
     TypeKind,
     Value,
 )
+from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
 
 MAX_DEPTH = 256
@@ -264,7 +265,7 @@ class Parser:
             """The value ``tok`` names, looking everywhere but the innermost scope's dict."""
             best = None
             s = tok[1:]
-            if s.isdigit() and len(s) <= MAX_ID_DIGITS and s.isascii():  # canonical_id inlined
+            if s.isdigit() and len(s) <= MAX_ID_DIGITS and s.isascii():  # spelled_id inlined
                 k = int(s)
                 if k < len(live) and live[k] and k >= self.floor_id:
                     best = values[k]
@@ -353,7 +354,7 @@ class Parser:
                 "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
             )
         name = tok[1:]
-        k = canonical_id(name)
+        k = spelled_id(name)
         if k is not None and k == vid:
             # An auto-name equal to the new id stays unnamed (prints the same, saves memory).
             v = Value(vid, type)  # type: ignore[arg-type]

@@ -8,10 +8,7 @@ holding a key string and a dict slot for every value.
 
 from __future__ import annotations
 
-from loom.ir import Value
-
-MAX_ID_DIGITS = 18
-"""Longer digit names are never value ids (and ``int()`` of them stays cheap)."""
+from loom.ir.values import Value
 
 
 class Scope:
@@ -30,10 +27,3 @@ class Scope:
         self.names: dict[str, Value] = {}
         self.start = start
         self.args: list[int] | None = None
-
-
-def canonical_id(name: str) -> int | None:
-    """The value id that name spells (``"12"`` -> 12), or None for other names."""
-    if name.isdigit() and name.isascii() and len(name) <= MAX_ID_DIGITS:
-        return int(name)
-    return None
