@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # Only lint the folders that exist (benchmarks/ may not yet).
 LINT_PATHS := $(wildcard loom loom_jupyter tests benchmarks)
 
-.PHONY: venv install test lint bench lab clean
+.PHONY: venv install test lint bench lab docs clean
 
 venv: $(VPY)
 
@@ -28,6 +28,10 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+# Regenerate the op reference (docs/ops/) and the builder stubs from the declarations.
+docs: install
+	$(VPY) -c 'import sys, loom.opdocs as d; sys.exit(d.main(["--write"]))'
 
 # The bench extra (xdsl, used for comparisons) is installed only for `make bench`.
 $(BENCH_STAMP): $(STAMP)

@@ -80,6 +80,27 @@ class OpRegistry:
         return out
 
 
+BUILDER_MEMBERS = frozenset(
+    (
+        "insertion_block",
+        "ir",
+        "location",
+        "module",
+        "region",
+        "value",
+        "build",
+        "registry",
+        "last_op",
+    )
+)
+"""LoomBuilder's own attributes: a dialect of one of these names gets a trailing ``_``."""
+
+
+def namespace_attr(dialect: str) -> str:
+    """The LoomBuilder attribute holding ``dialect``'s methods (``kernel``, ``module_``...)."""
+    return dialect + "_" if dialect in BUILDER_MEMBERS else dialect
+
+
 def _builder_names(defs: Iterable[OpDef]) -> dict[str, str]:
     """Apply the naming rule: override, else the last name segment when unique in the dialect,
     else the whole dialect-local name with dots as underscores; Python keywords get ``_``."""
