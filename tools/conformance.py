@@ -450,12 +450,14 @@ def render_report(summary: dict[str, object], top: int = 40) -> str:
 def render_failures(results: Sequence[CaseResult], limit: int) -> str:
     """The first ``limit`` failing mode runs with their diffs or diagnostics."""
     out = []
+    shown = 0
     for r in results:
         for mode, o in r.outcomes.items():
             if o.ok:
                 continue
-            if len(out) >= limit:
+            if shown >= limit:
                 return "\n".join(out)
+            shown += 1
             out.append(f"=== {r.file}:{r.line} (case {r.index}, {mode}): {o.reason}")
             if o.detail:
                 out.append(o.detail.rstrip())
