@@ -6,97 +6,15 @@ padded with the lines before it), so diagnostics point into the ``.loom-test`` f
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from loom.diagnostics import Diagnostic
 from loom.errors import LoomParseError
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
+from loom.testing.corpus import Case, match_diagnostics, split_cases
 from loom.verify import verify_module
-
-CASE_SEPARATOR = "// ===="
-OUTPUT_SEPARATOR = "// ----"
-_RUN = re.compile(r"//\s*RUN:\s*(.+?)\s*$")
-_ERROR = re.compile(r"//\s*ERROR(?:@([+-]\d+))?:\s*([A-Z]+/\d+)(.*)$")
-_FRAGMENT = re.compile(r'"((?:[^"\\]|\\.)*)"')
-
-
-@dataclass
-class Expected:
-    """An expected diagnostic: code, file line and message fragments."""
-
-    code: str
-    line: int
-    fragments: list[str]
-    comment_line: int
-
-
-@dataclass
-class Case:
-    """One case of a corpus file."""
-
-    index: int
-    first_line: int
-    input_lines: list[str]
-    output_lines: list[str] | None
-    expected: list[Expected] = field(default_factory=list)
-
-
-def _trim(lines: list[str], first: int) -> tuple[list[str], int]:
-    while lines and not lines[0].strip():
-        lines = lines[1:]
-        first += 1
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    return lines, first
-
-
-def split_cases(text: str) -> tuple[str, list[Case]]:
-    """The RUN mode and the cases of a corpus file."""
-    lines = text.splitlines()
-    if not lines or not _RUN.match(lines[0]):
-        raise ValueError("the first line must be '// RUN: roundtrip' or '// RUN: verify'")
-    mode = _RUN.match(lines[0]).group(1)  # type: ignore[union-attr]
-    cases: list[Case] = []
-    chunk: list[tuple[int, str]] = []
-
-    def flush() -> None:
-        if not chunk:
-            return
-        inp: list[str] = []
-        out: list[str] | None = None
-        start = chunk[0][0]
-        out_start = start
-        expected = []
-        for lineno, line in chunk:
-            if line.strip() == OUTPUT_SEPARATOR and out is None:
-                out = []
-                out_start = lineno + 1
-                continue
-            (inp if out is None else out).append(line)
-            m = _ERROR.match(line.strip())
-            if m and out is None:
-                offset = int(m.group(1) or 0)
-                expected.append(
-                    Expected(m.group(2), lineno + offset, _FRAGMENT.findall(m.group(3)), lineno)
-                )
-        inp_lines, first = _trim(inp, start)
-        out_lines = _trim(out, out_start)[0] if out is not None else None
-        if inp_lines:
-            cases.append(Case(len(cases), first, inp_lines, out_lines, expected))
-
-    for lineno, line in enumerate(lines[1:], start=2):
-        if line.strip() == CASE_SEPARATOR:
-            flush()
-            chunk = []
-        else:
-            chunk.append((lineno, line))
-    flush()
-    return mode, cases
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -130,7 +48,7 @@ class CorpusItem(pytest.Item):
 
     def runtest(self) -> None:
         case = self.case
-        source = "\n" * (case.first_line - 1) + "\n".join(case.input_lines) + "\n"
+        source = case.source()
         if self.mode == "roundtrip":
             self._roundtrip(source)
         elif self.mode == "verify":
@@ -147,10 +65,7 @@ class CorpusItem(pytest.Item):
         diags = verify_module(module)
         if diags.has_errors:
             raise CorpusFailure(f"verification failed:\n{diags.render()}")
-        want = (
-            "\n".join(case.output_lines if case.output_lines is not None else case.input_lines)
-            + "\n"
-        )
+        want = case.expected_text()
         got = print_module(module)
         if got != want:
             import difflib
@@ -169,14 +84,7 @@ class CorpusItem(pytest.Item):
             found = list(e.diagnostics)
         else:
             found = [d for d in verify_module(module).diagnostics if d.is_error]
-        unmatched = list(found)
-        missing = []
-        for exp in self.case.expected:
-            hit = next((d for d in unmatched if _matches(d, exp)), None)
-            if hit is None:
-                missing.append(exp)
-            else:
-                unmatched.remove(hit)
+        missing, unmatched = match_diagnostics(found, self.case.expected)
         if missing or unmatched:
             lines = []
             for exp in missing:
@@ -195,14 +103,3 @@ class CorpusItem(pytest.Item):
 
     def reportinfo(self):  # noqa: ANN201
         return self.path, self.case.first_line - 1, f"{self.path.name}:{self.name}"
-
-
-def _matches(d: Diagnostic, exp: Expected) -> bool:
-    if d.code != exp.code or d.range is None or d.range.line != exp.line:
-        return False
-    text = d.message + "\n" + d.render()
-    return all(_unescape(f) in text for f in exp.fragments)
-
-
-def _unescape(fragment: str) -> str:
-    return fragment.replace('\\"', '"').replace("\\\\", "\\")

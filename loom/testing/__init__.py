@@ -1,0 +1,1 @@
+"""Helpers for testing Loom itself and measuring it against corpora (no pytest dependency)."""
