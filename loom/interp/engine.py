@@ -16,7 +16,6 @@ False`` turns these off; tests demand identical memory, findings and errors both
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass, field
 from operator import is_
 from typing import Any
@@ -871,17 +870,10 @@ def _coords_str(coords: Any) -> str:
     return coords_text(coords)
 
 
-_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _plan(module: Module, kernel: str) -> KernelPlan:
-    """The compiled plan of ``kernel`` (cached per module while it is unchanged)."""
-    per = _PLANS.setdefault(module, {})
-    key = (kernel.lstrip("@"), len(module.values), len(module.ops))
-    plan = per.get(key)
-    if plan is None:
-        plan = per[key] = KernelPlan(module, kernel)
-    return plan
+    """The compiled plan of ``kernel``, cached on the module until the module is edited."""
+    name = kernel[1:] if kernel.startswith("@") else kernel
+    return module.derived(("loom.interp.plan", name), lambda m: KernelPlan(m, name))
 
 
 def launch(
