@@ -22,7 +22,15 @@ import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.errors import LoomRuntimeError
-from loom.interp.engine import DEFAULT_MAX_STEPS, BaseContext, KernelPlan, _plan
+from loom.interp.compile import MAX_DEPTH
+from loom.interp.engine import (
+    MAX_SCRATCH_BYTES,
+    BaseContext,
+    KernelPlan,
+    _plan,
+    depth_message,
+    scratch_bytes,
+)
 from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
@@ -32,6 +40,11 @@ from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 """Workitem states."""
+DEFAULT_MAX_STEPS = 100_000
+"""Steps one workitem may take when ``max_steps`` is None (an infinite loop ends with
+RUNTIME/009 within seconds at the stepper's speed; pass a larger ``max_steps`` if needed)."""
+MAX_WORKGROUP_ITEMS = 1 << 16
+"""Most workitems in one workgroup the stepper runs (it keeps a record per workitem)."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
 _BOOLS = (bool, np.bool_)
 
@@ -128,7 +141,7 @@ class _ItemContext(BaseContext):
             self.s._pending_state = EXITED
 
     def alloca(self, step: Any, nbytes: Any, space: str) -> Buf:
-        return self.s._alloca(step, int(nbytes), space)
+        return self.s._alloca(step, nbytes, space)
 
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         p = self._range(step, buf, int(addr), dtype.itemsize)
@@ -164,7 +177,10 @@ class _ItemContext(BaseContext):
 
 
 class Stepper:
-    """Run a kernel one workitem and one op at a time (arguments as for ``launch``)."""
+    """Run a kernel one workitem and one op at a time (arguments as for ``launch``).
+
+    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`).
+    """
 
     def __init__(
         self,
@@ -177,13 +193,14 @@ class Stepper:
     ) -> None:
         self.plan: KernelPlan = _plan(module, kernel)
         self.module = module
-        counts, sizes = self.plan.grid(tuple(workload))
+        counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
         self.values_in, self._bufs = bind_args(self.plan.params, tuple(args), self.plan.name)
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self._init = {b.uid: np.ones(b.data.size, dtype=bool) for b in self._bufs}
         self._scratch: list[Buf] = []
+        self._scratch_bytes = 0
         self._shared: dict[tuple, Buf] = {}
         self.findings: list[Diagnostic] = []
         self._history: list[tuple] = []
@@ -409,6 +426,8 @@ class Stepper:
             if m is not None and not (m if type(m) in _BOOLS else np.all(m)):
                 state, action = step.ctrl.resume(self.ctx, step, state, None)
                 continue
+            if len(it.stack) > MAX_DEPTH:
+                raise self.ctx.error(step, "RUNTIME/011", depth_message(step), None)
             env = it.stack[-1][2]
             if r == -1:
                 target = step.callee.body
@@ -436,7 +455,8 @@ class Stepper:
 
     # ------------------------------------------------------------------ memory
 
-    def _alloca(self, step: Any, nbytes: int, space: str) -> Buf:
+    def _alloca(self, step: Any, nbytes: Any, space: str) -> Buf:
+        nbytes = scratch_bytes(self.ctx, step, nbytes, 1, MAX_SCRATCH_BYTES)
         it = self._item
         k = it.allocs.get(step.index, 0)
         rec = self._rec
@@ -447,6 +467,8 @@ class Stepper:
         key = (self._group if space == "workgroup" else ("item", it.item), step.index, k)
         buf = self._shared.get(key)
         if buf is None:
+            # every scratch buffer of the run is kept (for step_back): bound them all together
+            scratch_bytes(self.ctx, step, nbytes, 1, MAX_SCRATCH_BYTES - self._scratch_bytes)
             name = f"%{step.op.results[0].display_name}"
             owner = (f"wg{it.wg}" if space == "workgroup" else f"wi{it.wg}{it.local}").replace(
                 " ", ""
@@ -458,6 +480,7 @@ class Stepper:
             )
             self._shared[key] = buf
             self._scratch.append(buf)
+            self._scratch_bytes += nbytes
             self._init[buf.uid] = np.zeros(nbytes, dtype=bool)
             self._rec[8] = (key, buf)
         return buf
@@ -579,6 +602,7 @@ class Stepper:
             key, buf = new_buf
             self._shared.pop(key, None)
             self._scratch.remove(buf)
+            self._scratch_bytes -= buf.data.size
             self._init.pop(buf.uid, None)
         self._cur, self._group = cur, group
         it = self._items[cur]
