@@ -174,6 +174,17 @@ def check_grid(kernel: str, counts: tuple, sizes: tuple, max_workgroup: int) -> 
         )
 
 
+def item_coords(item: int, counts: tuple, sizes: tuple) -> tuple:
+    """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id (x fastest)."""
+    g, flat = divmod(int(item), sizes[0] * sizes[1] * sizes[2])
+    gx, gy, _ = counts
+    sx, sy, _ = sizes
+    return (
+        (g % gx, (g // gx) % gy, g // (gx * gy)),
+        (flat % sx, (flat // sx) % sy, flat // (sx * sy)),
+    )
+
+
 def scratch_bytes(ctx: Any, step: Any, nbytes: Any, owners: int, limit: int) -> int:
     """The size of a ``buffer.alloca``, refused when negative or beyond ``limit`` in total."""
     size = int(nbytes)
@@ -582,13 +593,7 @@ class GridContext(BaseContext):
 
     def coords_of_item(self, item: int) -> Any:
         """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id."""
-        g, flat = divmod(int(item), self.wg)
-        gx, gy, _ = self.counts
-        sx, sy, _ = self.sizes
-        return (
-            (g % gx, (g // gx) % gy, g // (gx * gy)),
-            (flat % sx, (flat // sx) % sy, flat // (sx * sy)),
-        )
+        return item_coords(item, self.counts, self.sizes)
 
     # -------------------------------------------------------------- lanes
 
@@ -648,20 +653,8 @@ class GridContext(BaseContext):
             here = int(np.flatnonzero(in_group & self.mask)[0])
             missing = int(np.flatnonzero(in_group & live & ~self.mask)[0])
             base = self.g0 * self.wg
-            self.findings.add(
-                "barrier",
-                DiagnosticSeverity.ERROR,
-                "SANITIZE/004",
-                step,
-                base + here,
-                "barrier divergence: not every live workitem of the "
-                "workgroup reaches this barrier; reached",
-                None,
-                None,
-                count=int(bad.sum()),
-            )
-            self.findings.items[("barrier", step.index, None)][0][4].append(
-                (f"not reached by {_coords_str(self.coords_of_item(base + missing))}", None)
+            san.barrier_divergence(
+                self.findings, step, base + here, base + missing, count=int(bad.sum())
             )
 
     # -------------------------------------------------------------- memory
@@ -922,12 +915,6 @@ def depth_message(step: Any) -> str:
             f"@{step.callee.name}?)"
         )
     return f"regions nested more than {MAX_DEPTH} deep"
-
-
-def _coords_str(coords: Any) -> str:
-    from loom.interp.report import coords_text
-
-    return coords_text(coords)
 
 
 def _plan(module: Module, kernel: str) -> KernelPlan:

@@ -72,7 +72,12 @@ class Shadow:
     _FIELDS = ("init", "w_item", "w_epoch", "w_op", "r_item", "r_epoch", "r_op")
 
     def __init__(
-        self, nbytes: int, initialised: bool, workitems: int = 1 << 62, ops: int = 1 << 30
+        self,
+        nbytes: int,
+        initialised: bool,
+        workitems: int = 1 << 62,
+        ops: int = 1 << 30,
+        granule: int = 0,
     ) -> None:
         self.nbytes = nbytes
         self.initialised = initialised
@@ -86,9 +91,38 @@ class Shadow:
         # range mode (initialised buffers): no per-granule arrays while every access is a slice
         # of consecutive workitems that overlaps no earlier slice except the very same one
         self.ranges: dict[str, tuple[list, list]] | None = (
-            {"r": ([], []), "w": ([], [])} if initialised and SHORTCUTS else None
+            {"r": ([], []), "w": ([], [])} if initialised and SHORTCUTS and not granule else None
         )
         self.g_track = 0
+        if granule:
+            # a fixed granule from the start (the stepper: state it can save and restore)
+            self._allocate(granule)
+
+    _SAVED = {"r": ("r_item", "r_epoch", "r_op"), "w": ("w_item", "w_epoch", "w_op", "init")}
+
+    def save(self, kind: str, lo: int, hi: int) -> tuple:
+        """What an access of ``kind`` to granules ``lo..hi-1`` may change (see restore)."""
+        rows = tuple(
+            None if (arr := getattr(self, name)) is None else arr[lo:hi].copy()
+            for name in self._SAVED[kind]
+        )
+        scalars = (self.w_lo, self.w_hi, self.last_w) if kind == "w" else ()
+        scalars += (self.r_lo, self.r_hi, self.last_r) if kind == "r" else ()
+        return (kind, lo, hi, rows, scalars)
+
+    def restore(self, saved: tuple) -> None:
+        """Undo the access :meth:`save` was taken for (the granule size must be unchanged)."""
+        kind, lo, hi, rows, scalars = saved
+        for name, old in zip(self._SAVED[kind], rows):
+            if old is None:
+                # allocated by that access: None means "all epoch 0" / "all initialised"
+                setattr(self, name, None)
+            else:
+                getattr(self, name)[lo:hi] = old
+        if kind == "w":
+            self.w_lo, self.w_hi, self.last_w = scalars
+        else:
+            self.r_lo, self.r_hi, self.last_r = scalars
 
     def _check_size(self, g: int) -> int:
         """Granules for granule size ``g``; refuses state larger than MAX_SHADOW_BYTES."""
@@ -224,6 +258,18 @@ class Findings:
         self.program = program
         self.coords_of = coords_of
         self.items: dict[tuple, list] = {}
+        self.journal: list | None = None
+        """When a list: every change is recorded there so :meth:`rewind` can undo it."""
+
+    def rewind(self, mark: int) -> None:
+        """Undo the changes journaled after the journal had ``mark`` entries."""
+        journal = self.journal
+        while len(journal) > mark:
+            key, old = journal.pop()
+            if old is None:
+                del self.items[key]
+            else:
+                self.items[key][1] = old
 
     def add(
         self,
@@ -242,6 +288,8 @@ class Findings:
         key = (kind, step.index, other_step.index if other_step is not None else None)
         entry = self.items.get(key)
         if entry is not None:
+            if self.journal is not None:
+                self.journal.append((key, entry[1]))
             entry[1] += count
             return
         me = coords_text(self.coords_of(item))
@@ -250,6 +298,8 @@ class Findings:
             who = coords_text(self.coords_of(other_item)) if other_item is not None else ""
             notes.append((f"{other_what} by {who}".strip(), other_step))
         self.items[key] = [(severity, code, step, f"{message} by {me}", notes), count]
+        if self.journal is not None:
+            self.journal.append((key, None))
 
     def diagnostics(self) -> list[Diagnostic]:
         """The findings as diagnostics, in the order they were first seen."""
@@ -259,6 +309,25 @@ class Findings:
                 msg += f" ({count} occurrences)"
             out.append(op_diagnostic(step, sev, code, msg, notes))
         return out
+
+
+def barrier_divergence(f: Findings, step: Any, reached: int, missing: int, count: int = 1) -> None:
+    """Report barrier ``step``: workitem ``reached`` got there, live ``missing`` of its
+    workgroup did not (both engines report divergent barriers through here)."""
+    key = ("barrier", step.index, None)
+    new = key not in f.items
+    f.add(
+        "barrier",
+        DiagnosticSeverity.ERROR,
+        "SANITIZE/004",
+        step,
+        reached,
+        "barrier divergence: not every live workitem of the workgroup reaches this barrier; "
+        "reached",
+        count=count,
+    )
+    if new:
+        f.items[key][0][4].append((f"not reached by {coords_text(f.coords_of(missing))}", None))
 
 
 _ARANGE: dict[np.dtype, np.ndarray] = {}
