@@ -101,28 +101,53 @@ class Shadow:
     _SAVED = {"r": ("r_item", "r_epoch", "r_op"), "w": ("w_item", "w_epoch", "w_op", "init")}
 
     def save(self, kind: str, lo: int, hi: int) -> tuple:
-        """What an access of ``kind`` to granules ``lo..hi-1`` may change (see restore)."""
-        rows = tuple(
-            None if (arr := getattr(self, name)) is None else arr[lo:hi].copy()
-            for name in self._SAVED[kind]
+        """What an access of ``kind`` to granules ``lo..hi-1`` may change (see restore).
+
+        One flat tuple of bytes and ints: an undo log of many steps then holds no arrays and
+        few objects for the garbage collector to walk."""
+        if kind == "r":
+            e = self.r_epoch
+            return (
+                self,
+                "r",
+                lo,
+                hi,
+                self.r_lo,
+                self.r_hi,
+                self.last_r,
+                self.r_item[lo:hi].tobytes(),
+                None if e is None else e[lo:hi].tobytes(),
+                self.r_op[lo:hi].tobytes(),
+            )
+        e, init = self.w_epoch, self.init
+        return (
+            self,
+            "w",
+            lo,
+            hi,
+            self.w_lo,
+            self.w_hi,
+            self.last_w,
+            self.w_item[lo:hi].tobytes(),
+            None if e is None else e[lo:hi].tobytes(),
+            self.w_op[lo:hi].tobytes(),
+            None if init is None else init[lo:hi].tobytes(),
         )
-        scalars = (self.w_lo, self.w_hi, self.last_w) if kind == "w" else ()
-        scalars += (self.r_lo, self.r_hi, self.last_r) if kind == "r" else ()
-        return (kind, lo, hi, rows, scalars)
 
     def restore(self, saved: tuple) -> None:
         """Undo the access :meth:`save` was taken for (the granule size must be unchanged)."""
-        kind, lo, hi, rows, scalars = saved
-        for name, old in zip(self._SAVED[kind], rows):
+        kind, lo, hi, b_lo, b_hi, last = saved[1:7]
+        for name, old in zip(self._SAVED[kind], saved[7:]):
             if old is None:
                 # allocated by that access: None means "all epoch 0" / "all initialised"
                 setattr(self, name, None)
             else:
-                getattr(self, name)[lo:hi] = old
+                arr = getattr(self, name)
+                arr[lo:hi] = np.frombuffer(old, dtype=arr.dtype)
         if kind == "w":
-            self.w_lo, self.w_hi, self.last_w = scalars
+            self.w_lo, self.w_hi, self.last_w = b_lo, b_hi, last
         else:
-            self.r_lo, self.r_hi, self.last_r = scalars
+            self.r_lo, self.r_hi, self.last_r = b_lo, b_hi, last
 
     def _check_size(self, g: int) -> int:
         """Granules for granule size ``g``; refuses state larger than MAX_SHADOW_BYTES."""
@@ -527,6 +552,81 @@ def _may_race(lo: int, hi: int, bound_lo: int, bound_hi: int, key: Any, last: An
 
 def _epoch_rows(epochs: Any) -> Any:
     return 0 if epochs is None else epochs[:, None]
+
+
+def _quiet_item(
+    sh: Shadow, kind: str, p: int, q: int, item: int, epoch: int, wg: int, wgm: bool
+) -> bool:
+    """True when one workitem's access of granules ``p..q-1`` cannot race with the recorded
+    accesses of ``kind`` (the rule of :func:`_conflict`, for a single access)."""
+    lo, hi = (sh.w_lo, sh.w_hi) if kind == "w" else (sh.r_lo, sh.r_hi)
+    if not (p < hi and lo < q):
+        return True
+    prev = (sh.w_item if kind == "w" else sh.r_item)[p:q]
+    stamp = item + 1
+    cand = (prev != NONE) & (prev != stamp)
+    if not cand.any():
+        return True
+    same_group = (prev[cand] - 1) // wg == item // wg
+    if not wgm and not same_group.all():
+        return False  # another workgroup: always concurrent in global memory
+    epochs = sh.w_epoch if kind == "w" else sh.r_epoch
+    prev_epoch = epochs[p:q][cand] if epochs is not None else 0
+    return not (same_group & (prev_epoch == epoch)).any()
+
+
+def check_item(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    p: int,
+    n: int,
+    item: int,
+    epoch: int,
+    wg: int,
+    new_bytes: np.ndarray | None = None,
+) -> None:
+    """Check one workitem's read (``new_bytes`` None) or write of bytes ``p..p+n-1``.
+
+    The stepper's accesses (1-byte granules, barrier ``epoch`` of the workitem's workgroup).
+    When nothing can be reported the state is recorded here directly; otherwise
+    :func:`check_read` / :func:`check_write` report and record (they are the rules; this is
+    their quiet case, leaving identical state).
+    """
+    sh = buf.shadow
+    q = p + n
+    reading = new_bytes is None
+    wgm = buf.space == "workgroup"
+    if not SHORTCUTS or sh.g != 1 or sh.ranges is not None:
+        quiet = False
+    elif reading:
+        quiet = (sh.init is None or bool(sh.init[p:q].all())) and _quiet_item(
+            sh, "w", p, q, item, epoch, wg, wgm
+        )
+    else:
+        quiet = _quiet_item(sh, "w", p, q, item, epoch, wg, wgm) and _quiet_item(
+            sh, "r", p, q, item, epoch, wg, wgm
+        )
+    if not quiet:
+        ix = SliceIndex(p, 1, n)
+        epochs = None if not epoch else np.array([epoch], dtype=np.int32)
+        if reading:
+            check_read(f, step, buf, ix, item, epochs, wg)
+        else:
+            check_write(f, step, buf, ix, item, epochs, wg, new_bytes.reshape(1, n), buf.data)
+        return
+    kind = "r" if reading else "w"
+    getattr(sh, kind + "_item")[p:q] = item + 1
+    if epoch or getattr(sh, kind + "_epoch") is not None:
+        sh.epochs(kind)[p:q] = epoch
+    getattr(sh, kind + "_op")[p:q] = step.index
+    key = (p, 1, n, item)
+    if reading:
+        sh.r_lo, sh.r_hi, sh.last_r = min(sh.r_lo, p), max(sh.r_hi, q), key
+    else:
+        if sh.init is not None:
+            sh.init[p:q] = True
+        sh.w_lo, sh.w_hi, sh.last_w = min(sh.w_lo, p), max(sh.w_hi, q), key
 
 
 def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: Any, wg: int) -> None:

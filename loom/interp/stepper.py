@@ -530,35 +530,17 @@ class Stepper:
 
     def _read(self, step: Any, buf: Buf, p: int, n: int) -> None:
         self._touched.append((buf, p, n))
-        sh = buf.shadow
-        self._log(("shadow", sh, sh.save("r", p, p + n)))
-        epochs = self._epochs()
-        san.check_read(
-            self._findings, step, buf, san.SliceIndex(p, 1, n), self._item.item, epochs, self._wg
-        )
+        self._log(buf.shadow.save("r", p, p + n))
+        san.check_item(self._findings, step, buf, p, n, self._item.item, self._epoch, self._wg)
 
     def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray) -> None:
         n = raw.size
-        sh = buf.shadow
-        self._log(("shadow", sh, sh.save("w", p, p + n)))
-        san.check_write(
-            self._findings,
-            step,
-            buf,
-            san.SliceIndex(p, 1, n),
-            self._item.item,
-            self._epochs(),
-            self._wg,
-            raw.reshape(1, n),
-            buf.data,
-        )
-        self._log((buf, p, buf.data[p : p + n].copy()))
+        self._log(buf.shadow.save("w", p, p + n))
+        item = self._item.item
+        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw)
+        self._log((buf, p, buf.data[p : p + n].tobytes()))
         buf.data[p : p + n] = raw
         self._touched.append((buf, p, n))
-
-    def _epochs(self) -> np.ndarray | None:
-        """The sanitizer's epoch argument for one access of the running workitem."""
-        return None if not self._epoch else np.array([self._epoch], dtype=np.int32)
 
     # ------------------------------------------------------------------ scheduling
 
@@ -638,11 +620,11 @@ class Stepper:
             self._epoch = epoch
         self._findings.rewind(journal)
         for entry in reversed(misc or ()):
-            if entry[0] == "shadow":
-                entry[1].restore(entry[2])
+            if type(entry[0]) is san.Shadow:
+                entry[0].restore(entry)
             elif isinstance(entry[0], Buf):
                 buf, p, old = entry
-                buf.data[p : p + old.size] = old
+                buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
             else:
                 entry[0].state = entry[1]
         for env, s, old in reversed(env_log):
