@@ -272,3 +272,21 @@ def test_step_back_undoes_findings_and_sanitizer_state() -> None:
     assert s.findings == []
     s.run()  # the replay meets the same races: shadow state was restored exactly
     assert findings_key(s.findings) == final
+
+
+@pytest.mark.parametrize("name", sorted(DELIBERATE))
+def test_the_steppers_quiet_path_changes_nothing(name: str, monkeypatch) -> None:
+    from loom.interp import sanitizer
+
+    groups, size, body = DELIBERATE[name]
+    text = TEMPLATE.format(
+        groups=groups, size=size, body="\n".join("  " + ln for ln in body.splitlines())
+    )
+    module = parse_module(text, filename=f"{name}.loom")
+    runs = []
+    for shortcuts in (True, False):
+        monkeypatch.setattr(sanitizer, "SHORTCUTS", shortcuts)
+        s = Stepper(module, "k", args=(np.zeros(64, np.int32),))
+        s.run()
+        runs.append([(d.code, d.message, d.range.line) for d in s.findings])
+    assert runs[0] == runs[1]
