@@ -242,14 +242,17 @@ def test_tracking_costs_no_memory_per_op_and_leaves_reads_plain() -> None:
         tracemalloc.start()
         try:
             module.version  # noqa: B018 - starts tracking
-            current, _ = tracemalloc.get_traced_memory()
+            # only what the IR allocated (frees of other tests' garbage do not count)
+            ir = tracemalloc.Filter(True, str(ROOT / "loom" / "ir" / "*"))
+            current = sum(t.size for t in tracemalloc.take_snapshot().filter_traces([ir]).traces)
         finally:
             tracemalloc.stop()
         kept.append(current)
         assert sys.getsizeof(op) == size
         assert isinstance(op, Operation) and type(op) is not Operation
-    # only the module's tracked classes are kept: the same for 1k and 4k ops
-    assert kept[0] == kept[1] and kept[0] < 64 << 10, kept
+    # only the module's tracked classes are kept: about the same for 1k and 4k ops (under
+    # one byte for each of the ~3000 extra ops; other caches may allocate a little meanwhile)
+    assert abs(kept[1] - kept[0]) < 3_000 and kept[0] < 64 << 10, kept
 
 
 def test_tracking_a_deeply_nested_module_does_not_recurse() -> None:
