@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -564,6 +565,11 @@ def _quiet_item(
         return True
     prev = (sh.w_item if kind == "w" else sh.r_item)[p:q]
     stamp = item + 1
+    # the common cases, compared as bytes (cheaper than NumPy calls on a few elements):
+    # untouched, or last accessed by this very workitem
+    raw = prev.tobytes()
+    if not raw.strip(b"\0") or raw == stamp.to_bytes(prev.itemsize, sys.byteorder) * (q - p):
+        return True
     cand = (prev != NONE) & (prev != stamp)
     if not cand.any():
         return True
@@ -600,7 +606,7 @@ def check_item(
     if not SHORTCUTS or sh.g != 1 or sh.ranges is not None:
         quiet = False
     elif reading:
-        quiet = (sh.init is None or bool(sh.init[p:q].all())) and _quiet_item(
+        quiet = (sh.init is None or b"\0" not in sh.init[p:q].tobytes()) and _quiet_item(
             sh, "w", p, q, item, epoch, wg, wgm
         )
     else:
@@ -615,15 +621,18 @@ def check_item(
         else:
             check_write(f, step, buf, ix, item, epochs, wg, new_bytes.reshape(1, n), buf.data)
         return
-    kind = "r" if reading else "w"
-    getattr(sh, kind + "_item")[p:q] = item + 1
-    if epoch or getattr(sh, kind + "_epoch") is not None:
-        sh.epochs(kind)[p:q] = epoch
-    getattr(sh, kind + "_op")[p:q] = step.index
     key = (p, 1, n, item)
     if reading:
+        sh.r_item[p:q] = item + 1
+        if epoch or sh.r_epoch is not None:
+            sh.epochs("r")[p:q] = epoch
+        sh.r_op[p:q] = step.index
         sh.r_lo, sh.r_hi, sh.last_r = min(sh.r_lo, p), max(sh.r_hi, q), key
     else:
+        sh.w_item[p:q] = item + 1
+        if epoch or sh.w_epoch is not None:
+            sh.epochs("w")[p:q] = epoch
+        sh.w_op[p:q] = step.index
         if sh.init is not None:
             sh.init[p:q] = True
         sh.w_lo, sh.w_hi, sh.last_w = min(sh.w_lo, p), max(sh.w_hi, q), key
