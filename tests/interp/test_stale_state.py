@@ -140,11 +140,12 @@ def test_symbol_table_edits_are_seen() -> None:
 
 
 def test_value_renames_refresh_the_printed_fallback() -> None:
-    from loom.diagnostic_render import fallback_range
+    from loom.diagnostic_render import _printed, fallback_range
 
     module = load("vector_add_i32")
     add = _op(module, "scalar.addi")
     before = fallback_range(module, add)
+    assert _printed(module) is _printed(module)  # unchanged: printed once
     add.results[0].name = "total"
     after = fallback_range(module, add)
     assert "%sum = scalar.addi" in before.text and "%total = scalar.addi" in after.text
