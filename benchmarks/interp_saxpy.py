@@ -69,6 +69,48 @@ def main() -> None:
         f"stepper: {steps / best_wall:,.0f} steps/s wall, {steps / best_cpu:,.0f} steps/s of "
         f"CPU time (best of 5 x {steps} steps; history {stepper.history_length})"
     )
+    infinite_loop()
+
+
+SPIN = """target.generic<reference> @reference
+
+kernel.def target(@reference) @spin() {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+} launch(%out: buffer) {
+  %t = scalar.constant true : i1
+  scf.while {
+    scf.condition %t : i1
+  } do {
+    scf.yield
+  }
+  kernel.return
+}
+"""
+
+
+def infinite_loop() -> None:
+    """How long an infinite loop takes to end with RUNTIME/009 under the default budget."""
+    from loom.errors import LoomRuntimeError
+    from loom.interp import engine, stepper
+
+    module = parse_module(SPIN, filename="spin.loom")
+    out = np.zeros(1, np.int32)
+    for name, run, budget in (
+        ("grid engine", lambda: launch(module, "spin", args=(out,)), engine.DEFAULT_MAX_STEPS),
+        ("stepper", lambda: Stepper(module, "spin", args=(out,)).run(), stepper.DEFAULT_MAX_STEPS),
+    ):
+        t0 = time.perf_counter()
+        try:
+            run()
+        except LoomRuntimeError as e:
+            assert e.diagnostics[0].code == "RUNTIME/009"
+        else:
+            raise AssertionError("the infinite loop ended")
+        print(
+            f"infinite loop, {name}: step budget {budget:,} reached in "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
 
 
 if __name__ == "__main__":

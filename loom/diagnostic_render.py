@@ -9,15 +9,12 @@ its line in the module's canonical printed text.
 from __future__ import annotations
 
 import linecache
-import weakref
 from typing import TYPE_CHECKING
 
 from loom.diagnostics import Diagnostic, SourceProvenance, SourceRange
 
 if TYPE_CHECKING:
     from loom.ir import Module, Operation
-
-_PRINTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def location_range(module: Module | None, location_id: int) -> SourceRange | None:
@@ -54,10 +51,11 @@ def printed_name(module: Module) -> str:
 
 
 def _printed(module: Module) -> tuple[str, dict[int, int]] | None:
-    key = (len(module.values), len(module.locations), tuple(map(id, module.ops)))
-    cached = _PRINTED.get(module)
-    if cached is not None and cached[0] == key:
-        return cached[1]
+    """The module's canonical text and op lines, cached on it until it is edited."""
+    return module.derived("loom.diagnostics.printed", _print)
+
+
+def _print(module: Module) -> tuple[str, dict[int, int]] | None:
     from loom.format.text.printer import Printer
 
     try:
@@ -66,7 +64,6 @@ def _printed(module: Module) -> tuple[str, dict[int, int]] | None:
         result: tuple[str, dict[int, int]] | None = (text, dict(printer.op_lines))
     except Exception:  # the module may be too broken to print; then there is no fallback
         result = None
-    _PRINTED[module] = (key, result)
     return result
 
 

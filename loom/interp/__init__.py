@@ -2,7 +2,14 @@
 
 - :func:`launch` runs a kernel over its whole grid, lanes in lockstep, and returns a
   :class:`LaunchResult` with counts, wall time and sanitizer ``findings``.
-- :class:`Stepper` runs one workitem at a time, one op per step, with exact ``step_back``.
+- :class:`Stepper` runs one workitem at a time, one op per step, with exact ``step_back``;
+  it reports the same sanitizer findings (races, uninitialised reads, divergent barriers).
+- Limits, refused with a :class:`~loom.errors.LoomRuntimeError` rather than run out of time or
+  memory: ``max_steps`` per workitem (``engine.DEFAULT_MAX_STEPS``,
+  ``stepper.DEFAULT_MAX_STEPS``), workgroup and grid sizes (``engine.MAX_WORKGROUP_ITEMS``,
+  ``engine.MAX_WORKITEMS``, ``stepper.MAX_WORKGROUP_ITEMS``), scratch memory
+  (``engine.MAX_SCRATCH_BYTES``) and region/call nesting (``compile.MAX_DEPTH``).
+- Compiled plans are cached on the module and rebuilt after any edit (``Module.version``).
 - ``loom.interp.semantics.SEMANTICS`` is the one semantics table both engines use.
 """
 

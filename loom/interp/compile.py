@@ -17,6 +17,10 @@ from loom.ir import Module, Operation, Region, Value
 from loom.opview import operand_groups
 from loom.registry import OpRegistry, as_registry
 
+MAX_DEPTH = 96
+"""Deepest nesting of regions and ``func.call`` the engines run (a call cycle ends here; the
+grid engine runs nested regions by Python recursion, a few frames per level)."""
+
 
 class Step:
     """One compiled op."""
@@ -133,8 +137,13 @@ class Program:
         self.steps: list[Step] = []
         self.funcs: dict[str, CFunc] = {}
 
-    def compile_region(self, func: CFunc, region: Region) -> CRegion:
-        """Compile ``region`` into ``func``'s environment."""
+    def compile_region(self, func: CFunc, region: Region, depth: int = 0) -> CRegion:
+        """Compile ``region`` (nested ``depth`` regions or calls deep) into ``func``."""
+        if depth > MAX_DEPTH:
+            raise LoomRuntimeError(
+                f"regions and calls nested more than {MAX_DEPTH} deep (in '@{func.name}'); "
+                "the interpreter does not run such kernels"
+            )
         cr = CRegion(func, region)
         if len(region.blocks) != 1:
             raise LoomRuntimeError("the interpreter supports single-block regions only")
@@ -144,10 +153,10 @@ class Program:
                 raise LoomRuntimeError(self.registry.unknown_message(op.name))
             step = Step(op, decl, func, len(self.steps))
             self.steps.append(step)
-            step.regions = tuple(self.compile_region(func, r) for r in op.regions)
+            step.regions = tuple(self.compile_region(func, r, depth + 1) for r in op.regions)
             callee_attr = _callee_of(op, decl)
             if callee_attr is not None:
-                step.callee = self.function(callee_attr, op)
+                step.callee = self.function(callee_attr, op, depth + 1)
             # dynamic dims in result types reference values of this function
             for v in op.results:
                 for d in getattr(v.type, "dims", ()):
@@ -156,7 +165,7 @@ class Program:
             cr.steps.append(step)
         return cr
 
-    def function(self, name: str, user: Operation | None = None) -> CFunc:
+    def function(self, name: str, user: Operation | None = None, depth: int = 0) -> CFunc:
         """The compiled body of the function-like symbol ``name`` (compiled once)."""
         existing = self.funcs.get(name)
         if existing is not None:
@@ -166,7 +175,7 @@ class Program:
             raise LoomRuntimeError(f"symbol '@{name}' has no body to run")
         func = CFunc(self, self.module, name)
         self.funcs[name] = func
-        func.body = self.compile_region(func, op.regions[-1])
+        func.body = self.compile_region(func, op.regions[-1], depth)
         return func
 
 

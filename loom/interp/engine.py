@@ -16,7 +16,6 @@ False`` turns these off; tests demand identical memory, findings and errors both
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass, field
 from operator import is_
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.errors import LoomRuntimeError
 from loom.interp import sanitizer as san
-from loom.interp.compile import CFunc, CRegion, Program, find_kernel
+from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_scalar
 from loom.interp.memory import Buf
 from loom.interp.report import format_lane, runtime_error
@@ -36,10 +35,16 @@ from loom.opview import region_groups
 CHUNK_LANES = 1 << 17
 """Most lanes run together (bounds the memory of lane arrays; chunks that fit the CPU caches
 beat whole-grid arrays, whose page faults and cache misses cost more than the per-op Python)."""
-DEFAULT_MAX_STEPS = 10_000_000
-"""Ops one workitem may execute when ``max_steps`` is None."""
+DEFAULT_MAX_STEPS = 1_000_000
+"""Ops one workitem may execute when ``max_steps`` is None (an infinite loop ends with
+RUNTIME/009 within seconds; pass a larger ``max_steps`` for long-running kernels)."""
 MAX_SCRATCH_BYTES = 1 << 30
-"""Largest workgroup-memory allocation per chunk."""
+"""Largest scratch allocation (``buffer.alloca``) for all its owners together."""
+MAX_WORKGROUP_ITEMS = 1 << 20
+"""Most workitems in one workgroup (a workgroup's lanes always run together)."""
+MAX_WORKITEMS = 1 << 40
+"""Most workitems in one launch (about a day of interpretation; ids stay far from 2^63)."""
+
 FAST_PATHS = True
 """Off: the general paths only (no reuse of invariant results, no affine index recognition, no
 slice accesses): tests compare both and demand identical memory, findings and errors."""
@@ -106,8 +111,10 @@ class KernelPlan:
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
 
-    def grid(self, workload: tuple) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        """Run the config region: (workgroup counts, workgroup size)."""
+    def grid(
+        self, workload: tuple, max_workgroup: int = MAX_WORKGROUP_ITEMS
+    ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Run the config region: (workgroup counts, workgroup size), refused past the limits."""
         if len(workload) != len(self.workload_params):
             names = ", ".join(f"%{p.display_name}" for p in self.workload_params)
             raise LoomRuntimeError(
@@ -136,7 +143,9 @@ class KernelPlan:
                 raise LoomRuntimeError(
                     f"kernel '@{self.name}': the config region computed a negative {what} ({v})"
                 )
-        return (nums[0], nums[1], nums[2]), (nums[3], nums[4], nums[5])
+        counts, sizes = (nums[0], nums[1], nums[2]), (nums[3], nums[4], nums[5])
+        check_grid(self.name, counts, sizes, max_workgroup)
+        return counts, sizes
 
     def subgroup_size(self) -> int:
         """The reference target's subgroup size (decision 9: default 32)."""
@@ -147,6 +156,49 @@ class KernelPlan:
             if isinstance(v, int) and v > 0:
                 return v
         return 32
+
+
+def check_grid(kernel: str, counts: tuple, sizes: tuple, max_workgroup: int) -> None:
+    """Refuse a grid the interpreter cannot run, before anything is allocated."""
+    wg = sizes[0] * sizes[1] * sizes[2]
+    total = wg * counts[0] * counts[1] * counts[2]
+    if wg > max_workgroup:
+        raise LoomRuntimeError(
+            f"kernel '@{kernel}': a workgroup of {wg} workitems {sizes} exceeds the "
+            f"interpreter's limit of {max_workgroup} workitems per workgroup"
+        )
+    if total > MAX_WORKITEMS:
+        raise LoomRuntimeError(
+            f"kernel '@{kernel}': a grid of {total} workitems exceeds the interpreter's limit "
+            f"of {MAX_WORKITEMS} workitems per launch"
+        )
+
+
+def item_coords(item: int, counts: tuple, sizes: tuple) -> tuple:
+    """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id (x fastest)."""
+    g, flat = divmod(int(item), sizes[0] * sizes[1] * sizes[2])
+    gx, gy, _ = counts
+    sx, sy, _ = sizes
+    return (
+        (g % gx, (g // gx) % gy, g // (gx * gy)),
+        (flat % sx, (flat // sx) % sy, flat // (sx * sy)),
+    )
+
+
+def scratch_bytes(ctx: Any, step: Any, nbytes: Any, owners: int, limit: int) -> int:
+    """The size of a ``buffer.alloca``, refused when negative or beyond ``limit`` in total."""
+    size = int(nbytes)
+    if size < 0:
+        raise ctx.error(step, "RUNTIME/006", f"size is negative ({size} bytes)", None)
+    if size * owners > limit:
+        raise ctx.error(
+            step,
+            "RUNTIME/010",
+            f"scratch memory of {size} bytes for {owners} owner(s) exceeds the interpreter's "
+            f"limit of {limit} bytes",
+            None,
+        )
+    return size
 
 
 class BaseContext:
@@ -166,6 +218,7 @@ class BaseContext:
         self.env: list = []
         self.aff: list = []
         self.retired = False
+        self.depth = 0
 
     # -------------------------------------------------------------- running regions
 
@@ -253,6 +306,15 @@ class BaseContext:
         return tuple(aff[i] for i in self._ins)
 
     def _control(self, step: Any, vals: list) -> tuple:
+        if self.depth >= MAX_DEPTH:
+            raise self.error(step, "RUNTIME/011", depth_message(step), None)
+        self.depth += 1
+        try:
+            return self._control_loop(step, vals)
+        finally:
+            self.depth -= 1
+
+    def _control_loop(self, step: Any, vals: list) -> tuple:
         state, action = step.ctrl.enter(self, step, tuple(vals))
         while action[0] == "run":
             _, r, args, m = action
@@ -531,13 +593,7 @@ class GridContext(BaseContext):
 
     def coords_of_item(self, item: int) -> Any:
         """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id."""
-        g, flat = divmod(int(item), self.wg)
-        gx, gy, _ = self.counts
-        sx, sy, _ = self.sizes
-        return (
-            (g % gx, (g // gx) % gy, g // (gx * gy)),
-            (flat % sx, (flat // sx) % sy, flat // (sx * sy)),
-        )
+        return item_coords(item, self.counts, self.sizes)
 
     # -------------------------------------------------------------- lanes
 
@@ -597,20 +653,8 @@ class GridContext(BaseContext):
             here = int(np.flatnonzero(in_group & self.mask)[0])
             missing = int(np.flatnonzero(in_group & live & ~self.mask)[0])
             base = self.g0 * self.wg
-            self.findings.add(
-                "barrier",
-                DiagnosticSeverity.ERROR,
-                "SANITIZE/004",
-                step,
-                base + here,
-                "barrier divergence: not every live workitem of the "
-                "workgroup reaches this barrier; reached",
-                None,
-                None,
-                count=int(bad.sum()),
-            )
-            self.findings.items[("barrier", step.index, None)][0][4].append(
-                (f"not reached by {_coords_str(self.coords_of_item(base + missing))}", None)
+            san.barrier_divergence(
+                self.findings, step, base + here, base + missing, count=int(bad.sum())
             )
 
     # -------------------------------------------------------------- memory
@@ -624,15 +668,8 @@ class GridContext(BaseContext):
                     step, "RUNTIME/006", "buffer.alloca size differs between workitems", None
                 )
             nbytes = act.flat[0] if act.size else 0
-        size = int(nbytes)
         per = self.ng if space == "workgroup" else self.n
-        if size * per > MAX_SCRATCH_BYTES:
-            raise self.error(
-                step,
-                "RUNTIME/010",
-                f"scratch memory of {size} bytes for {per} owners exceeds the interpreter's limit",
-                None,
-            )
+        size = scratch_bytes(self, step, nbytes, per, MAX_SCRATCH_BYTES)
         data = np.zeros(size * per, dtype=np.uint8)
         buf = Buf(data, f"%{step.op.results[0].display_name}", space, size)
         buf.group_bytes = size
@@ -652,6 +689,8 @@ class GridContext(BaseContext):
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         """Read one element per active lane."""
         size = dtype.itemsize
+        if contig is not None:
+            contig = int(contig)  # exact: bounds arithmetic must not wrap around
         if contig is not None and self.mask is None and buf.space == "global":
             # all lanes active, consecutive elements: one slice (bounds = its two ends)
             a1 = contig + self.n * size
@@ -703,6 +742,8 @@ class GridContext(BaseContext):
     ) -> None:
         """Write one element per active lane."""
         size = dtype.itemsize
+        if contig is not None:
+            contig = int(contig)  # exact: bounds arithmetic must not wrap around
         if (
             contig is not None
             and self.mask is None
@@ -751,7 +792,8 @@ class GridContext(BaseContext):
             np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
         )
         a = addr[lanes] if np.ndim(addr) else addr
-        bad = (a < 0) | (a + size > buf.length)
+        # ``a + size > length`` would wrap around for addresses near 2^63
+        bad = (a < 0) | (a > buf.length - size)
         if np.any(bad):
             if np.ndim(bad):
                 k = int(np.argmax(bad))
@@ -865,23 +907,20 @@ class GridContext(BaseContext):
             )
 
 
-def _coords_str(coords: Any) -> str:
-    from loom.interp.report import coords_text
-
-    return coords_text(coords)
-
-
-_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+def depth_message(step: Any) -> str:
+    """Why an op cannot enter one more region or call."""
+    if step.callee is not None:
+        return (
+            f"calls nested more than {MAX_DEPTH} deep (a func.call cycle through "
+            f"@{step.callee.name}?)"
+        )
+    return f"regions nested more than {MAX_DEPTH} deep"
 
 
 def _plan(module: Module, kernel: str) -> KernelPlan:
-    """The compiled plan of ``kernel`` (cached per module while it is unchanged)."""
-    per = _PLANS.setdefault(module, {})
-    key = (kernel.lstrip("@"), len(module.values), len(module.ops))
-    plan = per.get(key)
-    if plan is None:
-        plan = per[key] = KernelPlan(module, kernel)
-    return plan
+    """The compiled plan of ``kernel``, cached on the module until the module is edited."""
+    name = kernel[1:] if kernel.startswith("@") else kernel
+    return module.derived(("loom.interp.plan", name), lambda m: KernelPlan(m, name))
 
 
 def launch(
@@ -898,8 +937,10 @@ def launch(
 
     ``workload`` feeds the config region; ``args`` are the launch arguments in order (NumPy
     arrays or bytearrays for buffers, numbers for scalars). ``max_steps`` bounds the ops one
-    workitem may execute (default 10 million). ``progress(done, total)`` is called after each
-    chunk of workgroups. Raises :class:`~loom.errors.LoomRuntimeError` on runtime errors.
+    workitem may execute (default :data:`DEFAULT_MAX_STEPS`, one million).
+    ``progress(done, total)`` is called after each chunk of workgroups. Grids past
+    :data:`MAX_WORKGROUP_ITEMS` or :data:`MAX_WORKITEMS` are refused before running.
+    Raises :class:`~loom.errors.LoomRuntimeError` on runtime errors.
     """
     t0 = time.perf_counter()
     plan = _plan(module, kernel)

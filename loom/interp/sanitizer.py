@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,12 @@ class Shadow:
     _FIELDS = ("init", "w_item", "w_epoch", "w_op", "r_item", "r_epoch", "r_op")
 
     def __init__(
-        self, nbytes: int, initialised: bool, workitems: int = 1 << 62, ops: int = 1 << 30
+        self,
+        nbytes: int,
+        initialised: bool,
+        workitems: int = 1 << 62,
+        ops: int = 1 << 30,
+        granule: int = 0,
     ) -> None:
         self.nbytes = nbytes
         self.initialised = initialised
@@ -86,9 +92,63 @@ class Shadow:
         # range mode (initialised buffers): no per-granule arrays while every access is a slice
         # of consecutive workitems that overlaps no earlier slice except the very same one
         self.ranges: dict[str, tuple[list, list]] | None = (
-            {"r": ([], []), "w": ([], [])} if initialised and SHORTCUTS else None
+            {"r": ([], []), "w": ([], [])} if initialised and SHORTCUTS and not granule else None
         )
         self.g_track = 0
+        if granule:
+            # a fixed granule from the start (the stepper: state it can save and restore)
+            self._allocate(granule)
+
+    _SAVED = {"r": ("r_item", "r_epoch", "r_op"), "w": ("w_item", "w_epoch", "w_op", "init")}
+
+    def save(self, kind: str, lo: int, hi: int) -> tuple:
+        """What an access of ``kind`` to granules ``lo..hi-1`` may change (see restore).
+
+        One flat tuple of bytes and ints: an undo log of many steps then holds no arrays and
+        few objects for the garbage collector to walk."""
+        if kind == "r":
+            e = self.r_epoch
+            return (
+                self,
+                "r",
+                lo,
+                hi,
+                self.r_lo,
+                self.r_hi,
+                self.last_r,
+                self.r_item[lo:hi].tobytes(),
+                None if e is None else e[lo:hi].tobytes(),
+                self.r_op[lo:hi].tobytes(),
+            )
+        e, init = self.w_epoch, self.init
+        return (
+            self,
+            "w",
+            lo,
+            hi,
+            self.w_lo,
+            self.w_hi,
+            self.last_w,
+            self.w_item[lo:hi].tobytes(),
+            None if e is None else e[lo:hi].tobytes(),
+            self.w_op[lo:hi].tobytes(),
+            None if init is None else init[lo:hi].tobytes(),
+        )
+
+    def restore(self, saved: tuple) -> None:
+        """Undo the access :meth:`save` was taken for (the granule size must be unchanged)."""
+        kind, lo, hi, b_lo, b_hi, last = saved[1:7]
+        for name, old in zip(self._SAVED[kind], saved[7:]):
+            if old is None:
+                # allocated by that access: None means "all epoch 0" / "all initialised"
+                setattr(self, name, None)
+            else:
+                arr = getattr(self, name)
+                arr[lo:hi] = np.frombuffer(old, dtype=arr.dtype)
+        if kind == "w":
+            self.w_lo, self.w_hi, self.last_w = b_lo, b_hi, last
+        else:
+            self.r_lo, self.r_hi, self.last_r = b_lo, b_hi, last
 
     def _check_size(self, g: int) -> int:
         """Granules for granule size ``g``; refuses state larger than MAX_SHADOW_BYTES."""
@@ -224,6 +284,18 @@ class Findings:
         self.program = program
         self.coords_of = coords_of
         self.items: dict[tuple, list] = {}
+        self.journal: list | None = None
+        """When a list: every change is recorded there so :meth:`rewind` can undo it."""
+
+    def rewind(self, mark: int) -> None:
+        """Undo the changes journaled after the journal had ``mark`` entries."""
+        journal = self.journal
+        while len(journal) > mark:
+            key, old = journal.pop()
+            if old is None:
+                del self.items[key]
+            else:
+                self.items[key][1] = old
 
     def add(
         self,
@@ -242,6 +314,8 @@ class Findings:
         key = (kind, step.index, other_step.index if other_step is not None else None)
         entry = self.items.get(key)
         if entry is not None:
+            if self.journal is not None:
+                self.journal.append((key, entry[1]))
             entry[1] += count
             return
         me = coords_text(self.coords_of(item))
@@ -250,6 +324,8 @@ class Findings:
             who = coords_text(self.coords_of(other_item)) if other_item is not None else ""
             notes.append((f"{other_what} by {who}".strip(), other_step))
         self.items[key] = [(severity, code, step, f"{message} by {me}", notes), count]
+        if self.journal is not None:
+            self.journal.append((key, None))
 
     def diagnostics(self) -> list[Diagnostic]:
         """The findings as diagnostics, in the order they were first seen."""
@@ -259,6 +335,25 @@ class Findings:
                 msg += f" ({count} occurrences)"
             out.append(op_diagnostic(step, sev, code, msg, notes))
         return out
+
+
+def barrier_divergence(f: Findings, step: Any, reached: int, missing: int, count: int = 1) -> None:
+    """Report barrier ``step``: workitem ``reached`` got there, live ``missing`` of its
+    workgroup did not (both engines report divergent barriers through here)."""
+    key = ("barrier", step.index, None)
+    new = key not in f.items
+    f.add(
+        "barrier",
+        DiagnosticSeverity.ERROR,
+        "SANITIZE/004",
+        step,
+        reached,
+        "barrier divergence: not every live workitem of the workgroup reaches this barrier; "
+        "reached",
+        count=count,
+    )
+    if new:
+        f.items[key][0][4].append((f"not reached by {coords_text(f.coords_of(missing))}", None))
 
 
 _ARANGE: dict[np.dtype, np.ndarray] = {}
@@ -458,6 +553,89 @@ def _may_race(lo: int, hi: int, bound_lo: int, bound_hi: int, key: Any, last: An
 
 def _epoch_rows(epochs: Any) -> Any:
     return 0 if epochs is None else epochs[:, None]
+
+
+def _quiet_item(
+    sh: Shadow, kind: str, p: int, q: int, item: int, epoch: int, wg: int, wgm: bool
+) -> bool:
+    """True when one workitem's access of granules ``p..q-1`` cannot race with the recorded
+    accesses of ``kind`` (the rule of :func:`_conflict`, for a single access)."""
+    lo, hi = (sh.w_lo, sh.w_hi) if kind == "w" else (sh.r_lo, sh.r_hi)
+    if not (p < hi and lo < q):
+        return True
+    prev = (sh.w_item if kind == "w" else sh.r_item)[p:q]
+    stamp = item + 1
+    # the common cases, compared as bytes (cheaper than NumPy calls on a few elements):
+    # untouched, or last accessed by this very workitem
+    raw = prev.tobytes()
+    if not raw.strip(b"\0") or raw == stamp.to_bytes(prev.itemsize, sys.byteorder) * (q - p):
+        return True
+    cand = (prev != NONE) & (prev != stamp)
+    if not cand.any():
+        return True
+    same_group = (prev[cand] - 1) // wg == item // wg
+    if not wgm and not same_group.all():
+        return False  # another workgroup: always concurrent in global memory
+    epochs = sh.w_epoch if kind == "w" else sh.r_epoch
+    prev_epoch = epochs[p:q][cand] if epochs is not None else 0
+    return not (same_group & (prev_epoch == epoch)).any()
+
+
+def check_item(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    p: int,
+    n: int,
+    item: int,
+    epoch: int,
+    wg: int,
+    new_bytes: np.ndarray | None = None,
+) -> None:
+    """Check one workitem's read (``new_bytes`` None) or write of bytes ``p..p+n-1``.
+
+    The stepper's accesses (1-byte granules, barrier ``epoch`` of the workitem's workgroup).
+    When nothing can be reported the state is recorded here directly; otherwise
+    :func:`check_read` / :func:`check_write` report and record (they are the rules; this is
+    their quiet case, leaving identical state).
+    """
+    sh = buf.shadow
+    q = p + n
+    reading = new_bytes is None
+    wgm = buf.space == "workgroup"
+    if not SHORTCUTS or sh.g != 1 or sh.ranges is not None:
+        quiet = False
+    elif reading:
+        quiet = (sh.init is None or b"\0" not in sh.init[p:q].tobytes()) and _quiet_item(
+            sh, "w", p, q, item, epoch, wg, wgm
+        )
+    else:
+        quiet = _quiet_item(sh, "w", p, q, item, epoch, wg, wgm) and _quiet_item(
+            sh, "r", p, q, item, epoch, wg, wgm
+        )
+    if not quiet:
+        ix = SliceIndex(p, 1, n)
+        epochs = None if not epoch else np.array([epoch], dtype=np.int32)
+        if reading:
+            check_read(f, step, buf, ix, item, epochs, wg)
+        else:
+            check_write(f, step, buf, ix, item, epochs, wg, new_bytes.reshape(1, n), buf.data)
+        return
+    key = (p, 1, n, item)
+    if reading:
+        sh.r_item[p:q] = item + 1
+        if epoch or sh.r_epoch is not None:
+            sh.epochs("r")[p:q] = epoch
+        sh.r_op[p:q] = step.index
+        sh.r_lo, sh.r_hi, sh.last_r = min(sh.r_lo, p), max(sh.r_hi, q), key
+    else:
+        sh.w_item[p:q] = item + 1
+        if epoch or sh.w_epoch is not None:
+            sh.epochs("w")[p:q] = epoch
+        sh.w_op[p:q] = step.index
+        if sh.init is not None:
+            sh.init[p:q] = True
+        sh.w_lo, sh.w_hi, sh.last_w = min(sh.w_lo, p), max(sh.w_hi, q), key
 
 
 def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: Any, wg: int) -> None:

@@ -3,8 +3,12 @@
 Workitems of a workgroup run in flat order (x fastest); a workitem runs until it reaches a
 barrier, exits or finishes, then the next one in flat order runs (round-robin at barriers).
 When every live workitem waits at the barrier they are all released. Workgroups run in order.
-Each step records undo information (environment slots, memory bytes, initialised flags, frame
-stacks and scheduler state), so :meth:`Stepper.step_back` is exact all the way to the start.
+Each step records undo information (environment slots, memory bytes, sanitizer state, findings,
+frame stacks and scheduler state), so :meth:`Stepper.step_back` is exact all the way to the start.
+
+The stepper checks what the grid engine checks, through the same sanitizer
+(:mod:`loom.interp.sanitizer`: shadow state per byte, the same conflict rules and codes): data
+races, uninitialised reads and divergent barriers, reported in :attr:`Stepper.findings`.
 
 UI-facing queries: :attr:`Stepper.current` (workitem, op, location), :meth:`Stepper.values`,
 :meth:`Stepper.memory` (typed views with masks of bytes touched by the last step and of
@@ -20,18 +24,33 @@ from typing import Any
 
 import numpy as np
 
-from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
+from loom.diagnostics import Diagnostic, SourceRange
 from loom.errors import LoomRuntimeError
-from loom.interp.engine import DEFAULT_MAX_STEPS, BaseContext, KernelPlan, _plan
+from loom.interp import sanitizer as san
+from loom.interp.compile import MAX_DEPTH
+from loom.interp.engine import (
+    MAX_SCRATCH_BYTES,
+    BaseContext,
+    KernelPlan,
+    _plan,
+    depth_message,
+    item_coords,
+    scratch_bytes,
+)
 from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
-from loom.interp.report import coords_text, format_lane, op_diagnostic, runtime_error
+from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module, Operation, ScalarType
 from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 """Workitem states."""
+DEFAULT_MAX_STEPS = 100_000
+"""Steps one workitem may take when ``max_steps`` is None (an infinite loop ends with
+RUNTIME/009 within seconds at the stepper's speed; pass a larger ``max_steps`` if needed)."""
+MAX_WORKGROUP_ITEMS = 1 << 16
+"""Most workitems in one workgroup the stepper runs (it keeps a record per workitem)."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
 _BOOLS = (bool, np.bool_)
 
@@ -128,11 +147,11 @@ class _ItemContext(BaseContext):
             self.s._pending_state = EXITED
 
     def alloca(self, step: Any, nbytes: Any, space: str) -> Buf:
-        return self.s._alloca(step, int(nbytes), space)
+        return self.s._alloca(step, nbytes, space)
 
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         p = self._range(step, buf, int(addr), dtype.itemsize)
-        self.s._touch_read(step, buf, p, dtype.itemsize)
+        self.s._read(step, buf, p, dtype.itemsize)
         return buf.data[p : p + dtype.itemsize].view(dtype)[0]
 
     def store(
@@ -140,19 +159,19 @@ class _ItemContext(BaseContext):
     ) -> None:
         p = self._range(step, buf, int(addr), dtype.itemsize)
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
-        self.s._write(buf, p, raw)
+        self.s._write(step, buf, p, raw)
 
     def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:
         p = self._range(step, buf, start, count)
-        self.s._touch_read(step, buf, p, count)
+        self.s._read(step, buf, p, count)
         return buf.data[p : p + count].copy()
 
     def store_bytes(self, step: Any, buf: Buf, lane: int, start: int, data: np.ndarray) -> None:
         p = self._range(step, buf, start, data.size)
-        self.s._write(buf, p, data)
+        self.s._write(step, buf, p, data)
 
     def _range(self, step: Any, buf: Buf, start: int, count: int) -> int:
-        if start < 0 or start + count > buf.length:
+        if start < 0 or start > buf.length - count:
             raise self.error(
                 step,
                 "RUNTIME/001",
@@ -164,7 +183,10 @@ class _ItemContext(BaseContext):
 
 
 class Stepper:
-    """Run a kernel one workitem and one op at a time (arguments as for ``launch``)."""
+    """Run a kernel one workitem and one op at a time (arguments as for ``launch``).
+
+    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`).
+    """
 
     def __init__(
         self,
@@ -177,15 +199,25 @@ class Stepper:
     ) -> None:
         self.plan: KernelPlan = _plan(module, kernel)
         self.module = module
-        counts, sizes = self.plan.grid(tuple(workload))
+        counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
         self.values_in, self._bufs = bind_args(self.plan.params, tuple(args), self.plan.name)
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
-        self._init = {b.uid: np.ones(b.data.size, dtype=bool) for b in self._bufs}
+        self._ngroups = counts[0] * counts[1] * counts[2]
+        self._wg = sizes[0] * sizes[1] * sizes[2]
+        self._findings = san.Findings(
+            self.plan.program, lambda item: item_coords(item, counts, sizes)
+        )
+        self._findings.journal = []
+        self._workitems = self._ngroups * self._wg
+        for b in self._bufs:
+            b.shadow = self._shadow(b.data.size, True)
+        self._epoch = 0
+        """Barrier epoch of the current workgroup (barriers released so far)."""
         self._scratch: list[Buf] = []
+        self._scratch_bytes = 0
         self._shared: dict[tuple, Buf] = {}
-        self.findings: list[Diagnostic] = []
         self._history: list[tuple] = []
         self._rec: list | None = None
         self._touched: list[tuple] = []
@@ -193,8 +225,6 @@ class Stepper:
         self._quiet = False
         self.ctx = _ItemContext(self)
         self._memo: dict[int, tuple] = {}
-        self._ngroups = counts[0] * counts[1] * counts[2]
-        self._wg = sizes[0] * sizes[1] * sizes[2]
         self._group = -1
         self._items: list[_Item] = []
         self._cur = 0
@@ -207,6 +237,15 @@ class Stepper:
     def done(self) -> bool:
         """True when every workitem of every workgroup has finished."""
         return self._done
+
+    @property
+    def findings(self) -> list[Diagnostic]:
+        """Sanitizer findings so far (races, uninitialised reads, divergent barriers), with
+        the same codes as the grid engine's."""
+        return self._findings.diagnostics()
+
+    def _shadow(self, nbytes: int, initialised: bool) -> san.Shadow:
+        return san.Shadow(nbytes, initialised, self._workitems, len(self.plan.program.steps), 1)
 
     @property
     def history_length(self) -> int:
@@ -263,7 +302,9 @@ class Stepper:
                 for buf, p, n in self._touched:
                     if buf is b:
                         touched[p : p + n] = True
-                return MemoryView(b.name, b.data, touched, ~self._init[b.uid])
+                init = b.shadow.init
+                uninit = np.zeros(b.data.size, dtype=bool) if init is None else ~init
+                return MemoryView(b.name, b.data, touched, uninit)
         raise KeyError(f"no buffer named {name!r}; buffers: {', '.join(self.buffers())}")
 
     # ------------------------------------------------------------------ driving
@@ -273,8 +314,20 @@ class Stepper:
         if self._done:
             return False
         it = self._item
-        # [workitem, group, stack, state, steps, env log, misc log, alloc log, new buffer]
-        rec: list = [self._cur, self._group, it.stack, it.state, it.steps, [], None, None, None]
+        # [workitem, group, stack, state, steps, env log, misc log, alloc log, new buffer,
+        #  findings journal length, scheduler records...]
+        rec: list = [
+            self._cur,
+            self._group,
+            it.stack,
+            it.state,
+            it.steps,
+            [],
+            None,
+            None,
+            None,
+            len(self._findings.journal),
+        ]
         self._rec = rec
         self._touched = []
         self._pending_state = None
@@ -409,6 +462,8 @@ class Stepper:
             if m is not None and not (m if type(m) in _BOOLS else np.all(m)):
                 state, action = step.ctrl.resume(self.ctx, step, state, None)
                 continue
+            if len(it.stack) > MAX_DEPTH:
+                raise self.ctx.error(step, "RUNTIME/011", depth_message(step), None)
             env = it.stack[-1][2]
             if r == -1:
                 target = step.callee.body
@@ -436,7 +491,8 @@ class Stepper:
 
     # ------------------------------------------------------------------ memory
 
-    def _alloca(self, step: Any, nbytes: int, space: str) -> Buf:
+    def _alloca(self, step: Any, nbytes: Any, space: str) -> Buf:
+        nbytes = scratch_bytes(self.ctx, step, nbytes, 1, MAX_SCRATCH_BYTES)
         it = self._item
         k = it.allocs.get(step.index, 0)
         rec = self._rec
@@ -447,6 +503,8 @@ class Stepper:
         key = (self._group if space == "workgroup" else ("item", it.item), step.index, k)
         buf = self._shared.get(key)
         if buf is None:
+            # every scratch buffer of the run is kept (for step_back): bound them all together
+            scratch_bytes(self.ctx, step, nbytes, 1, MAX_SCRATCH_BYTES - self._scratch_bytes)
             name = f"%{step.op.results[0].display_name}"
             owner = (f"wg{it.wg}" if space == "workgroup" else f"wi{it.wg}{it.local}").replace(
                 " ", ""
@@ -456,9 +514,10 @@ class Stepper:
                 f"{name}@{owner}" + (f"#{k}" if k else ""),
                 space if space == "workgroup" else "private",
             )
+            buf.shadow = self._shadow(nbytes, False)
             self._shared[key] = buf
             self._scratch.append(buf)
-            self._init[buf.uid] = np.zeros(nbytes, dtype=bool)
+            self._scratch_bytes += nbytes
             self._rec[8] = (key, buf)
         return buf
 
@@ -469,27 +528,18 @@ class Stepper:
             rec[6] = []
         rec[6].append(entry)
 
-    def _touch_read(self, step: Any, buf: Buf, p: int, n: int) -> None:
+    def _read(self, step: Any, buf: Buf, p: int, n: int) -> None:
         self._touched.append((buf, p, n))
-        init = self._init.get(buf.uid)
-        if init is not None and not init[p : p + n].all():
-            it = self._item
-            d = op_diagnostic(
-                step,
-                DiagnosticSeverity.ERROR,
-                "SANITIZE/001",
-                f"reads uninitialised memory (byte {p} of {buf.name}) by "
-                f"{coords_text((it.wg, it.local))}",
-            )
-            self.findings.append(d)
-            self._log(("finding", None))
+        self._log(buf.shadow.save("r", p, p + n))
+        san.check_item(self._findings, step, buf, p, n, self._item.item, self._epoch, self._wg)
 
-    def _write(self, buf: Buf, p: int, raw: np.ndarray) -> None:
+    def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray) -> None:
         n = raw.size
-        init = self._init[buf.uid]
-        self._log((buf, p, buf.data[p : p + n].copy(), init[p : p + n].copy()))
+        self._log(buf.shadow.save("w", p, p + n))
+        item = self._item.item
+        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw)
+        self._log((buf, p, buf.data[p : p + n].tobytes()))
         buf.data[p : p + n] = raw
-        init[p : p + n] = True
         self._touched.append((buf, p, n))
 
     # ------------------------------------------------------------------ scheduling
@@ -516,10 +566,11 @@ class Stepper:
         self._items = items
         self._cur = 0
         self._done = False
+        self._epoch = 0
 
     def _schedule(self, rec: list) -> None:
         """The current workitem stopped running: pick the next one (round-robin)."""
-        rec.append(("sched", self._items, self._cur, self._group, self._done))
+        rec.append(("sched", self._items, self._cur, self._group, self._done, self._epoch))
         n = len(self._items)
         for k in range(1, n + 1):
             j = (self._cur + k) % n
@@ -528,44 +579,52 @@ class Stepper:
                 return
         waiting = [it for it in self._items if it.state == AT_BARRIER]
         if waiting:
-            finished = [it for it in self._items if it.state == DONE]
-            if finished:
-                self._barrier_divergence(waiting[0], finished[0])
+            self._check_barriers(waiting)
             for it in waiting:
                 self._log((it, it.state))
                 it.state = RUNNING
+            self._epoch += 1
             self._cur = self._items.index(waiting[0])
             return
         self._enter_group(self._group + 1)
 
-    def _barrier_divergence(self, waiting: _Item, finished: _Item) -> None:
-        region, pc, _, _ = waiting.stack[-1]
-        step = region.steps[pc - 1] if pc else region.steps[0]
-        d = op_diagnostic(
-            step,
-            DiagnosticSeverity.ERROR,
-            "SANITIZE/004",
-            "barrier divergence: not every live workitem of the workgroup reaches "
-            f"this barrier; reached by {coords_text((waiting.wg, waiting.local))}",
-            [(f"not reached by {coords_text((finished.wg, finished.local))}", None)],
-        )
-        self.findings.append(d)
-        self._log(("finding", None))
+    def _check_barriers(self, waiting: list[_Item]) -> None:
+        """Every live workitem waits: each barrier must be the one all of them wait at."""
+        at: dict[int, list[_Item]] = {}
+        for it in waiting:
+            at.setdefault(self._waiting_at(it).index, []).append(it)
+        live = [it for it in self._items if it.state != EXITED]
+        if len(at) == 1 and len(live) == len(waiting):
+            return
+        steps = self.plan.program.steps
+        for index in sorted(at):  # program order, as lockstep execution meets them
+            here = at[index]
+            missing = next(it for it in live if it not in here)
+            san.barrier_divergence(
+                self._findings, steps[index], here[0].item, missing.item, count=1
+            )
+
+    @staticmethod
+    def _waiting_at(it: _Item) -> Any:
+        """The barrier step a waiting workitem stopped at."""
+        region, pc, _, _ = it.stack[-1]
+        return region.steps[pc - 1] if pc else region.steps[0]
 
     # ------------------------------------------------------------------ undo
 
     def _undo(self, rec: list) -> None:
-        cur, group, stack, state, steps, env_log, misc, allocs, new_buf = rec[:9]
-        for extra in reversed(rec[9:]):
-            _, items, c, g, done = extra
+        cur, group, stack, state, steps, env_log, misc, allocs, new_buf, journal = rec[:10]
+        for extra in reversed(rec[10:]):
+            _, items, c, g, done, epoch = extra
             self._items, self._cur, self._group, self._done = items, c, g, done
+            self._epoch = epoch
+        self._findings.rewind(journal)
         for entry in reversed(misc or ()):
-            if entry[0] == "finding":
-                self.findings.pop()
+            if type(entry[0]) is san.Shadow:
+                entry[0].restore(entry)
             elif isinstance(entry[0], Buf):
-                buf, p, old, old_init = entry
-                buf.data[p : p + old.size] = old
-                self._init[buf.uid][p : p + old.size] = old_init
+                buf, p, old = entry
+                buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
             else:
                 entry[0].state = entry[1]
         for env, s, old in reversed(env_log):
@@ -579,7 +638,7 @@ class Stepper:
             key, buf = new_buf
             self._shared.pop(key, None)
             self._scratch.remove(buf)
-            self._init.pop(buf.uid, None)
+            self._scratch_bytes -= buf.data.size
         self._cur, self._group = cur, group
         it = self._items[cur]
         it.stack, it.state, it.steps = stack, state, steps

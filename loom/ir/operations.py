@@ -83,6 +83,25 @@ def make_trivia(
 _NO_TRIVIA = Trivia()
 
 
+def _untracked() -> None:
+    """The module of an object no module tracks yet (see :mod:`loom.ir.versioning`)."""
+    return None
+
+
+class OpList(list):
+    """A block's ops: a plain list until its module is tracked (then writes bump its version)."""
+
+    __slots__ = ()
+    _loom_module = staticmethod(_untracked)
+
+
+class BlockList(list):
+    """A region's blocks: a plain list until its module is tracked."""
+
+    __slots__ = ()
+    _loom_module = staticmethod(_untracked)
+
+
 class _TriviaField:
     """A property reading and writing one field of an object's ``trivia`` record."""
 
@@ -119,6 +138,7 @@ class Operation:
 
     comments = _TriviaField(0, tuple)
     leading_blank_line = _TriviaField(1, bool)
+    _loom_module = staticmethod(_untracked)
 
     def __init__(
         self,
@@ -175,10 +195,11 @@ class Block:
     leading_blank_line = _TriviaField(1, bool)
     trailing_comments = _TriviaField(2, tuple)
     trailing_blank_line = _TriviaField(3, bool)
+    _loom_module = staticmethod(_untracked)
 
     def __init__(self, args: tuple[Value, ...] = (), label: str | None = None) -> None:
         self.args = args
-        self.ops: list[Operation] = []
+        self.ops: list[Operation] = OpList()
         self.label = label
         self.trivia: Trivia | None = None
 
@@ -195,9 +216,10 @@ class Region:
     """A list of blocks (most regions have exactly one)."""
 
     __slots__ = ("blocks",)
+    _loom_module = staticmethod(_untracked)
 
     def __init__(self, blocks: list[Block] | None = None) -> None:
-        self.blocks = blocks if blocks is not None else [Block()]
+        self.blocks: list[Block] = BlockList(blocks if blocks is not None else (Block(),))
 
     @property
     def entry(self) -> Block:

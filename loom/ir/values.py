@@ -14,6 +14,11 @@ class Value:
 
     __slots__ = ("id", "type", "name")
 
+    @staticmethod
+    def _loom_module() -> None:
+        """The tracking module (None until a module tracks this value: loom.ir.versioning)."""
+        return None
+
     def __init__(self, id: int, type: Type, name: str | None = None) -> None:
         self.id = id
         self.type = type

@@ -250,3 +250,182 @@ view.store %v, %ov[%lane] : i32, view<4xi32>""")
         launch(m, "k", args=(big,))
     launch(m, "k", args=(big,), sanitize=False)
     np.testing.assert_array_equal(big[:4], [0, 1, 2, 3])
+
+
+# ----------------------------------------------------------------------------- hostile kernels
+# Each must end in a LoomRuntimeError (or a refusal before the run) in both engines: never a
+# NumPy/Python exception, a hang or an out-of-memory crash.
+
+ENGINES = ["grid", "stepper"]
+
+
+def _run(m, engine: str, **kw) -> None:  # noqa: ANN001
+    out = np.zeros(4, np.int32)
+    if engine == "grid":
+        launch(m, "k", args=(out,), **kw)
+    else:
+        Stepper(m, "k", args=(out,), **kw).run()
+
+
+def _with_functions(body: str, functions: str):  # noqa: ANN202
+    text = TEMPLATE.format(body="\n".join("  " + line for line in body.strip().splitlines()))
+    text = text.replace("kernel.def", functions.strip() + "\n\nkernel.def", 1)
+    return parse_module(text, filename="calls.loom")
+
+
+SELF_CALL = """
+func.def @f(%x: i32) -> (i32) {
+  %r = func.call @f(%x) : (i32) -> (i32)
+  func.return %r : i32
+}"""
+MUTUAL_CALLS = """
+func.def @ping(%x: i32) -> (i32) {
+  %r = func.call @pong(%x) : (i32) -> (i32)
+  func.return %r : i32
+}
+func.def @pong(%x: i32) -> (i32) {
+  %r = func.call @ping(%x) : (i32) -> (i32)
+  func.return %r : i32
+}"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("functions", [SELF_CALL, MUTUAL_CALLS], ids=["self", "mutual"])
+def test_a_call_cycle_is_a_runtime_error(engine: str, functions: str) -> None:
+    callee = "f" if "@f(" in functions else "ping"
+    m = _with_functions(
+        f"%x = index.cast %lane : index to i32\n%r = func.call @{callee}(%x) : (i32) -> (i32)",
+        functions,
+    )
+    with pytest.raises(LoomRuntimeError) as info:
+        _run(m, engine)
+    d = info.value.diagnostics[0]
+    assert d.code == "RUNTIME/011" and "func.call cycle" in d.message
+
+
+def test_bounded_recursion_below_the_depth_limit_runs() -> None:
+    from loom.interp.compile import MAX_DEPTH
+
+    # a chain of distinct functions as deep as the limit allows, then one more
+    def chain(n: int) -> str:
+        parts = [f"func.def @f{n}(%x: i32) -> (i32) {{\n  func.return %x : i32\n}}"]
+        for k in range(n - 1, -1, -1):
+            parts.append(
+                f"func.def @f{k}(%x: i32) -> (i32) {{\n"
+                f"  %r = func.call @f{k + 1}(%x) : (i32) -> (i32)\n  func.return %r : i32\n}}"
+            )
+        return "\n".join(parts)
+
+    body = "%x = index.cast %lane : index to i32\n%r = func.call @f0(%x) : (i32) -> (i32)"
+    for engine in ENGINES:
+        _run(_with_functions(body, chain(MAX_DEPTH // 2)), engine)
+        with pytest.raises(LoomRuntimeError, match="nested more than"):
+            _run(_with_functions(body, chain(MAX_DEPTH + 1)), engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_regions_nested_too_deep_are_refused(engine: str) -> None:
+    from loom.interp.compile import MAX_DEPTH
+
+    depth = MAX_DEPTH + 5
+    opened = "\n".join(" " * k + "scf.if %t {" for k in range(depth))
+    closed = "\n".join(" " * k + "}" for k in range(depth - 1, -1, -1))
+    m = kernel(f"%t = scalar.constant true : i1\n{opened}\n{closed}")
+    with pytest.raises(LoomRuntimeError, match=f"nested more than {MAX_DEPTH} deep"):
+        _run(m, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("size", "space", "code"),
+    [
+        (-8, "private", "RUNTIME/006"),
+        (-1, "workgroup", "RUNTIME/006"),
+        (2**63 - 1, "private", "RUNTIME/010"),
+        (2**40, "workgroup", "RUNTIME/010"),
+    ],
+)
+def test_negative_or_enormous_alloca_is_a_runtime_error(
+    engine: str, size: int, space: str, code: str
+) -> None:
+    m = kernel(f"%n = index.constant {size} : offset\n%b = buffer.alloca<{space}> %n : buffer")
+    with pytest.raises(LoomRuntimeError) as info:
+        _run(m, engine)
+    assert info.value.diagnostics[0].code == code
+    assert info.value.diagnostics[0].range.line == BODY_LINE + 1
+
+
+def test_the_stepper_bounds_all_scratch_memory_of_a_run(monkeypatch) -> None:
+    from loom.interp import stepper
+
+    monkeypatch.setattr(stepper, "MAX_SCRATCH_BYTES", 1000)
+    m = kernel("%n = index.constant 300 : offset\n%b = buffer.alloca<private> %n : buffer")
+    with pytest.raises(LoomRuntimeError, match="RUNTIME/010"):  # 4 workitems x 300 bytes
+        Stepper(m, "k", args=(np.zeros(4, np.int32),)).run()
+
+
+def _grid_kernel(groups: int, size: int):  # noqa: ANN202
+    text = TEMPLATE.replace(
+        "%four = index.constant 4 : index",
+        f"%four = index.constant {size} : index\n  %groups = index.constant {groups} : index",
+    ).replace("workgroups(%one, %one, %one)", "workgroups(%groups, %one, %one)")
+    return parse_module(text.format(body=""), filename="grid.loom")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("groups", "size", "what"),
+    [
+        (1, 2**31, "workitems per workgroup"),
+        (2**62, 2, "workitems per launch"),
+        (2**31, 2**31, "workitems per workgroup"),
+    ],
+)
+def test_huge_grids_are_refused_before_running(
+    engine: str, groups: int, size: int, what: str
+) -> None:
+    with pytest.raises(LoomRuntimeError, match=f"exceeds the interpreter's limit of \\d+ {what}"):
+        _run(_grid_kernel(groups, size), engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    "body",
+    [
+        "%o = index.constant 9223372036854775807 : offset\n%v = buffer.load.i8.u %out[%o]",
+        "%o = index.constant 9223372036854775807 : offset\n"
+        "%z = scalar.constant 0 : i32\nbuffer.store.i8 %z, %out[%o]",
+        # a lane-varying address near 2^63: the bound check must not wrap around
+        "%o = index.constant 9223372036854775804 : offset\n"
+        "%l = index.cast %lane : index to offset\n%a = index.add %o, %l : offset\n"
+        "%v = buffer.load.i8.u %out[%a]",
+        "%o = index.constant 9223372036854775800 : offset\n"
+        "%w = buffer.view %out[%o] : buffer -> view<4xi32>\n"
+        "%v = view.load %w[%lane] : view<4xi32> -> i32",
+    ],
+    ids=["load", "store", "lanes", "view"],
+)
+def test_accesses_near_2_63_are_out_of_bounds_errors(engine: str, body: str) -> None:
+    with pytest.raises(LoomRuntimeError) as info:
+        _run(kernel(body), engine)
+    assert info.value.diagnostics[0].code == "RUNTIME/001"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_infinite_loop_stops_at_the_default_step_budget(engine: str, monkeypatch) -> None:
+    # the default budget is read at each launch; the benchmark measures how long it takes
+    from loom.interp import engine as grid_engine
+    from loom.interp import stepper
+
+    monkeypatch.setattr(grid_engine, "DEFAULT_MAX_STEPS", 2_000)
+    monkeypatch.setattr(stepper, "DEFAULT_MAX_STEPS", 2_000)
+    m = kernel("""
+%t = scalar.constant true : i1
+scf.while {
+  scf.condition %t : i1
+} do {
+  scf.yield
+}""")
+    with pytest.raises(LoomRuntimeError, match="max_steps=2000") as info:
+        _run(m, engine)
+    assert info.value.diagnostics[0].code == "RUNTIME/009"
