@@ -36,6 +36,7 @@ from loom.dsl import (
     Refs,
     Result,
     SameType,
+    SameTypeAt,
     TypeConstraint,
     TypeOf,
     TypesOf,
@@ -632,46 +633,19 @@ BITFIELD = (
 # ----------------------------------------------------------------------------- analysis
 
 
-def _verify_assume(op, ctx) -> list[Violation]:  # noqa: ANN001
-    values, results = op.operands, op.results
-    if len(values) != len(results):
-        return [
-            Violation(
-                "STRUCTURE/013",
-                f"'values' has {len(values)} values but 'results' has {len(results)}",
-                "values",
-            )
-        ]
-    out = []
-    for i, (v, r) in enumerate(zip(values, results)):
-        t = v.type
-        if isinstance(t, ScalarType) and t.is_address:
-            out.append(
-                Violation(
-                    "TYPE/004",
-                    f"operand 'values[{i}]' has type {t}, expected an "
-                    "integer or floating-point scalar; use index.assume for index and offset",
-                    "values",
-                )
-            )
-        elif t != r.type:
-            out.append(
-                Violation(
-                    "TYPE/001",
-                    f"'results[{i}]' type {r.type} does not match 'values[{i}]' type {t}",
-                    "results",
-                )
-            )
-    return out
+PAYLOAD_FOR_ASSUME = TypeConstraint(
+    "an integer or floating-point scalar; use index.assume for index and offset",
+    NUMERIC.accepts,
+)
 
 
 ASSUME = op(
     "scalar.assume",
     "Returns its operands unchanged, carrying promised facts about them.",
-    operands=[Operand("values", SCALAR, variadic=True)],
+    operands=[Operand("values", PAYLOAD_FOR_ASSUME, variadic=True)],
     attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
     results=[Result("results", NUMERIC, variadic=True)],
-    traits=[Pure()],
+    traits=[Pure(), SameTypeAt("values", "results")],
     format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
     examples=[
         Example("%n2 = scalar.assume %n [range(%n, 0, 255)] : i32", "%n: i32"),
@@ -680,8 +654,6 @@ ASSUME = op(
             "%a: i64, %x: f32",
         ),
     ],
-    verifier=_verify_assume,
-    verifier_cacheable=True,
 )
 
 ARITHMETIC = (*INT_BINARY, *INT_UNARY, FMAI, *FLOAT_BINARY, *FLOAT_SIGN, CLAMPF, COPYSIGNF)
