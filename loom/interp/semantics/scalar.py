@@ -338,9 +338,15 @@ def _math(fn: Any) -> Any:
 
     def sem(ctx: Any, step: Any, *args: Any) -> Any:
         wide = [np.asarray(a, dtype=np.float64) for a in args]
-        return round_float(rtype(step), fn(*wide))
+        return round_float(rtype(step), _canonical_nan(fn(*wide)))
 
     return sem
+
+
+def _canonical_nan(r: Any) -> Any:
+    """NaN results as the positive quiet NaN: NumPy's sign of a NaN differs between its
+    vector and scalar loops, and the two engines must agree bit for bit."""
+    return np.where(np.isnan(r), np.nan, r)
 
 
 def _turns(cosine: bool) -> Any:
@@ -449,7 +455,7 @@ def _geluf(ctx: Any, step: Any, a: Any) -> Any:
         r = 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     else:
         r = x * _logistic(float(step.attrs["scale"]) * x)
-    return round_float(rtype(step), r)
+    return round_float(rtype(step), _canonical_nan(r))
 
 
 @semantics("scalar.remf")
