@@ -544,9 +544,7 @@ class ModuleVerifier:
             at = op if v.at is None else v.at
             # the cursor is the verified op's: another op's path is not known here
             path = None if v.at is None else ""
-            self.error(
-                at, v.code, f"'{at.name}' {v.message}", path=path, params={"field": v.field}
-            )
+            self.error(at, v.code, f"'{at.name}' {v.message}", path=path, params={"field": v.field})
 
     def _check_attrs(self, op: Operation, decl: OpDef) -> None:
         attrs = op.attributes
