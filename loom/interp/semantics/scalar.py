@@ -23,6 +23,7 @@ from loom.interp.numerics import (
     round_float,
     to_memory,
 )
+from loom.interp.numerics import value_dtype as vdt
 from loom.interp.semantics import SEMANTICS, invariant, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
@@ -640,8 +641,14 @@ semantics("scalar.fptoui")(_float_to_int(False))
 
 @semantics("scalar.extf", "scalar.fptrunc")
 def _float_cast(ctx: Any, step: Any, a: Any) -> Any:
-    # every float value is exact in float64: one rounding to the destination
-    return round_float(rtype(step), a)
+    src, dst = itype(step), rtype(step)
+    if dst.spelling == "bf16" and src.spelling == "f64":
+        return round_float(dst, a)  # float64 -> bf16 in one rounding (not via float32)
+    if dst.spelling == "bf16":
+        return bf16_round(np.asarray(a).astype(np.float32))  # exact widening, one rounding
+    # NumPy's float conversions round once (widening is exact)
+    r = np.asarray(a).astype(vdt(dst))
+    return r[()] if r.ndim == 0 else r
 
 
 @semantics("scalar.bitcast")
