@@ -144,3 +144,24 @@ def test_fptrunc_f64_to_bf16_rounds_once() -> None:
 def test_sitofp_to_f16_overflows_to_inf() -> None:
     got = _run("scalar.sitofp", I32, F16, np.array([65519, 65520, -70000], np.int32), np.float16)
     assert got.tolist() == [65504.0, np.inf, -np.inf]
+
+
+def test_subgroup_size_in_the_launch_config() -> None:
+    text = (
+        "target.generic<reference> @t {subgroup_size = 16}\n\n"
+        "kernel.def target(@t) @k() {\n"
+        "  %c1 = index.constant 1 : index\n"
+        "  %s = target.subgroup.size : index\n"
+        "  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%s, %c1, %c1) : index\n"
+        "} launch(%dst: buffer) {\n"
+        "  %z = index.constant 0 : offset\n"
+        "  %i = kernel.workitem.dispatch.id<x> : index\n"
+        "  %vd = buffer.view %dst[%z] : buffer -> view<32xi64>\n"
+        "  %one = scalar.constant 1 : i64\n"
+        "  view.store %one, %vd[%i] : i64, view<32xi64>\n"
+        "  kernel.return\n"
+        "}\n"
+    )
+    out = np.zeros(32, dtype=np.int64)
+    launch(parse_module(text), "k", args=[out])
+    assert out.tolist() == [1] * 16 + [0] * 16
