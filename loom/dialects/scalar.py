@@ -26,6 +26,7 @@ from loom.dsl import (
     EnumDef,
     Example,
     Glue,
+    IsolatedFromAbove,
     Kw,
     OpDef,
     Operand,
@@ -37,6 +38,8 @@ from loom.dsl import (
     Result,
     SameType,
     SameTypeAt,
+    Symbol,
+    Terminator,
     TypeConstraint,
     TypeOf,
     TypesOf,
@@ -111,8 +114,6 @@ def poison_observations(module, registry) -> dict[int, list]:  # noqa: ANN001
     Poison flows through pure ops and through structured control (a region's arguments, the
     results its terminator yields to); it is observed where it leaves a function or kernel (an
     observation boundary) and by any op with effects."""
-    from loom.dsl import IsolatedFromAbove, Symbol, Terminator
-
     origin: dict[int, object] = {}
     found: dict[int, list] = {}
 
