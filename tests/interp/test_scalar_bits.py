@@ -294,3 +294,71 @@ def test_index_shift_errors() -> None:
     src = np.array([(2**62, 2)] * 24, dtype=np.int64).reshape(-1)
     with pytest.raises(LoomRuntimeError, match="outside the index domain"):
         launch(module, "k", args=[src, np.zeros(24, np.int64)])
+
+
+# ----------------------------------------------------------------------------- overflow promises
+
+PROMISES = [
+    # (op, flags, operands that keep the promise, operands that break it)
+    ("scalar.addi", "nsw", [(100, 27)], [(100, 28)]),
+    ("scalar.addi", "nuw", [(-1, 0), (100, 100)], [(-1, 1)]),
+    ("scalar.subi", "nsw", [(-100, 28)], [(-100, 29)]),
+    ("scalar.subi", "nuw", [(5, 5)], [(5, 6)]),
+    ("scalar.muli", "nsw", [(-16, 8), (11, 11)], [(-16, -8), (12, 11)]),
+    ("scalar.muli", "nuw", [(-1, 1), (15, 17)], [(-1, 2), (16, 16)]),
+    ("scalar.shli", "nsw", [(-1, 7), (63, 1)], [(64, 1), (-65, 1)]),
+    ("scalar.shli", "nuw", [(1, 7), (-1, 0)], [(-128, 1), (3, 7)]),
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "flags", "ok", "bad"), PROMISES, ids=[f"{p[0]}<{p[1]}>" for p in PROMISES]
+)
+def test_broken_overflow_promises_are_runtime_errors(
+    op: str, flags: str, ok: list, bad: list
+) -> None:
+    for pairs, fine in ((ok, True), (bad, False)):
+        a = np.array([p[0] for p in pairs], dtype=np.int8)
+        b = np.array([p[1] for p in pairs], dtype=np.int8)
+        m = elementwise_module(op, [I8, I8], I8, len(pairs), {"overflow": flags})
+        out = np.zeros(len(pairs), dtype=np.int8)
+        if fine:
+            launch(m, "k", args=[a, b, out])
+            Stepper(m, "k", args=[a, b, np.zeros(len(pairs), np.int8)]).run()
+        else:
+            with pytest.raises(LoomRuntimeError, match=f"RUNTIME/041.*{flags} promise"):
+                launch(m, "k", args=[a, b, out])
+            with pytest.raises(LoomRuntimeError, match=f"{flags} promise"):
+                Stepper(m, "k", args=[a, b, np.zeros(len(pairs), np.int8)]).run()
+
+
+def test_i64_multiply_promise_is_exact_near_the_limit() -> None:
+    m = elementwise_module("scalar.muli", [I64, I64], I64, 2, {"overflow": "nsw"})
+    a = np.array([2**31, -(2**32)], dtype=np.int64)
+    b = np.array([2**31 - 1, 2**31], dtype=np.int64)  # 2^62 - 2^31 and exactly -2^63: both fit
+    out = np.zeros(2, dtype=np.int64)
+    launch(m, "k", args=[a, b, out])
+    assert out.tolist() == [2**62 - 2**31, -(2**63)]
+    with pytest.raises(LoomRuntimeError, match="nsw promise"):
+        launch(m, "k", args=[np.array([2**32, 1]), np.array([2**31, 1]), out])
+
+
+def test_fmai_promise_covers_product_and_sum() -> None:
+    m = elementwise_module("scalar.fmai", [I8, I8, I8], I8, 1, {"overflow": "nsw"})
+    out = np.zeros(1, dtype=np.int8)
+    launch(
+        m, "k", args=[np.array([10], np.int8), np.array([12], np.int8), np.array([7], np.int8), out]
+    )
+    assert out.tolist() == [127]
+    with pytest.raises(LoomRuntimeError, match="nsw promise"):  # 120 + 8 wraps
+        launch(
+            m,
+            "k",
+            args=[np.array([10], np.int8), np.array([12], np.int8), np.array([8], np.int8), out],
+        )
+    with pytest.raises(LoomRuntimeError, match="nsw promise"):  # 16 * 8 wraps before the sum
+        launch(
+            m,
+            "k",
+            args=[np.array([16], np.int8), np.array([8], np.int8), np.array([-100], np.int8), out],
+        )

@@ -51,9 +51,77 @@ def _wrapping(fn: Any, i1_fn: Any) -> Any:
     return sem
 
 
-semantics("scalar.addi")(_wrapping(lambda a, b: a + b, lambda a, b: a ^ b))
-semantics("scalar.subi")(_wrapping(lambda a, b: a - b, lambda a, b: a ^ b))
-semantics("scalar.muli")(_wrapping(lambda a, b: a * b, lambda a, b: a & b))
+def _flags(step: Any) -> tuple[bool, bool]:
+    """(nsw, nuw) promised by the op's overflow flags."""
+    flags = step.cache.get("flags")
+    if flags is None:
+        text = step.attrs.get("overflow") or ""
+        flags = step.cache["flags"] = ("nsw" in text, "nuw" in text)
+    return flags
+
+
+def _mul_wraps(a: Any, b: Any, t: Any, signed: bool) -> Any:
+    """Lanes where the exact product of the signed (or unsigned) readings does not fit."""
+    bits = t.bit_width
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    x, y = (sv(a, t), sv(b, t)) if signed else (uv(a, t), uv(b, t))
+    if bits <= 32:
+        wide = np.int64 if signed else np.uint64
+        p = np.asarray(x).astype(wide) * np.asarray(y).astype(wide)
+        return (p < lo) | (p > hi)
+    approx = np.abs(np.multiply(x, y, dtype=np.float64))
+    suspect = np.atleast_1d(approx >= 2.0**62)
+    out = np.zeros(suspect.shape, dtype=bool)
+    xs, ys = np.broadcast_to(x, out.shape), np.broadcast_to(y, out.shape)
+    for i in np.flatnonzero(suspect):  # few lanes: exact products of Python ints
+        out[i] = not lo <= int(xs[i]) * int(ys[i]) <= hi
+    return out if np.ndim(approx) else out[0]
+
+
+def _promise(ctx: Any, step: Any, bad: Any, which: str, a: Any, b: Any) -> None:
+    ctx.check(
+        step,
+        bad,
+        "RUNTIME/041",
+        f"the {which} promise is broken: the exact result of {{}} and {{}} does not fit",
+        a,
+        b,
+    )
+
+
+def _add_like(sub: bool) -> Any:
+    def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        t = rtype(step)
+        if t.bit_width == 1:
+            return a ^ b
+        r = a - b if sub else a + b
+        nsw, nuw = _flags(step)
+        if nsw:
+            signed_bad = ((a ^ b) & (a ^ r)) < 0 if sub else ((a ^ r) & (b ^ r)) < 0
+            _promise(ctx, step, signed_bad, "nsw", a, b)
+        if nuw:
+            ua, ub, ur = uv(a, t), uv(b, t), uv(r, t)
+            _promise(ctx, step, (ua < ub) if sub else (ur < ua), "nuw", a, b)
+        return r
+
+    return sem
+
+
+@semantics("scalar.muli")
+def _muli(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    t = rtype(step)
+    if t.bit_width == 1:
+        return a & b
+    nsw, nuw = _flags(step)
+    if nsw:
+        _promise(ctx, step, _mul_wraps(a, b, t, True), "nsw", a, b)
+    if nuw:
+        _promise(ctx, step, _mul_wraps(a, b, t, False), "nuw", a, b)
+    return a * b
+
+
+semantics("scalar.addi")(_add_like(False))
+semantics("scalar.subi")(_add_like(True))
 semantics("scalar.andi")(_wrapping(lambda a, b: a & b, lambda a, b: a & b))
 semantics("scalar.ori")(_wrapping(lambda a, b: a | b, lambda a, b: a | b))
 semantics("scalar.xori")(_wrapping(lambda a, b: a ^ b, lambda a, b: a ^ b))
@@ -143,7 +211,17 @@ def _fmai(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
     t = rtype(step)
     if t.bit_width == 1:
         return (a & b) ^ c
-    return a * b + c
+    p = a * b
+    r = p + c
+    # the flags promise that neither the product nor the sum wraps
+    nsw, nuw = _flags(step)
+    if nsw:
+        _promise(ctx, step, _mul_wraps(a, b, t, True), "nsw", a, b)
+        _promise(ctx, step, ((p ^ r) & (c ^ r)) < 0, "nsw", p, c)
+    if nuw:
+        _promise(ctx, step, _mul_wraps(a, b, t, False), "nuw", a, b)
+        _promise(ctx, step, uv(r, t) < uv(p, t), "nuw", p, c)
+    return r
 
 
 def _shift_amount(ctx: Any, step: Any, a: Any, b: Any, t: Any) -> Any:
@@ -168,7 +246,14 @@ def _shift_amount(ctx: Any, step: Any, a: Any, b: Any, t: Any) -> Any:
 def _shli(ctx: Any, step: Any, a: Any, b: Any) -> Any:
     t = rtype(step)
     s = _shift_amount(ctx, step, a, b, t)
-    return back(uv(a, t) << s, t)
+    r = back(uv(a, t) << s, t)
+    if t.bit_width > 1:
+        nsw, nuw = _flags(step)
+        if nuw:  # no set bit is shifted out
+            _promise(ctx, step, (uv(r, t) >> s) != uv(a, t), "nuw", a, b)
+        if nsw:  # every shifted-out bit equals the result's sign bit
+            _promise(ctx, step, (r >> s.astype(r.dtype)) != a, "nsw", a, b)
+    return r
 
 
 @semantics("scalar.shrui")
