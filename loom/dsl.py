@@ -537,6 +537,9 @@ class Violation:
     code: str
     message: str
     field: str | None = None
+    at: Any = None
+    """The op the problem is reported on, when it is not the op being verified (a use that
+    observes the op's result, for example)."""
 
 
 @dataclass(frozen=True)

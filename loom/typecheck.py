@@ -53,20 +53,23 @@ def check_field_types(
         types[name] = [v.type if isinstance(v, Value) else v for v in vals]
     for trait in decl.traits:
         if isinstance(trait, SameType):
+            # one mismatch per group: the fields after it would only repeat it
+            mismatch = None
             first_field, first = None, None
             for f in trait.fields:
                 for t in types.get(f, ()):
                     if first is None:
                         first_field, first = f, t
                     elif t != first:
-                        out.append(
-                            Violation(
-                                "TYPE/001",
-                                f"'{f}' type {t} does not match '{first_field}' type {first}",
-                                f,
-                            )
+                        mismatch = Violation(
+                            "TYPE/001",
+                            f"'{f}' type {t} does not match '{first_field}' type {first}",
+                            f,
                         )
                         break
+                if mismatch is not None:
+                    out.append(mismatch)
+                    break
         elif isinstance(trait, SameTypeAt):
             a, b = types.get(trait.a, []), types.get(trait.b, [])
             if len(a) != len(b):
@@ -78,8 +81,10 @@ def check_field_types(
                     )
                 )
             else:
+                fa = decl.operand(trait.a)
                 for i, (ta, tb) in enumerate(zip(a, b)):
-                    if ta != tb:
+                    # a value already rejected by its constraint is not compared again
+                    if ta != tb and (fa is None or fa.constraint(ta)):
                         out.append(
                             Violation(
                                 "TYPE/001",

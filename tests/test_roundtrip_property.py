@@ -333,8 +333,11 @@ def test_builder_modules_round_trip_long(seed: int) -> None:
 
 
 def test_generator_covers_most_ops() -> None:
+    # the generator builds op bodies, not top-level records: symbol-defining ops are not
+    # expected; the number of modules grows with the number of ops it draws from
+    wanted = {d.name for d in REGISTRY if d.symbol_trait is None}
     seen: set[str] = set()
-    for seed in range(60):
+    for seed in range(max(60, len(wanted) // 2)):
         seen |= {op.name for op in random_module(seed).walk()}
-    missing = {d.name for d in REGISTRY} - seen
+    missing = wanted - seen
     assert len(missing) <= 3, sorted(missing)

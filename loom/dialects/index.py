@@ -1,6 +1,6 @@
 """index: address-domain arithmetic on ``index`` (signed coordinates) and ``offset`` (bytes)."""
 
-from loom.dialects._shapes import INT_PREDICATE, binary_op, comparison_op, ternary_op
+from loom.dialects._shapes import INT_PREDICATE, binary_op, comparison_op, ternary_op, unary_op
 from loom.dsl import (
     ADDRESS,
     INDEX_T,
@@ -18,6 +18,7 @@ from loom.dsl import (
     Refs,
     Result,
     SameTypeAt,
+    TypeConstraint,
     TypeOf,
     TypesOf,
     Violation,
@@ -26,6 +27,8 @@ from loom.dsl import (
 from loom.ir import OFFSET
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+ADDRESS_T = TypeConstraint("address (index or offset)", ADDRESS.accepts)
+BOUNDARY = TypeConstraint("integer, index, or offset", INTEGER_OR_ADDRESS.accepts)
 
 
 def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
@@ -38,14 +41,18 @@ def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
         return [
             Violation(
                 "STRUCTURE/014",
-                f"attribute 'value' value {value} must be non-negative for offset",
+                f"attribute 'value' value {value} is outside the element type domain of "
+                "offset (non-negative byte counts)",
                 "value",
             )
         ]
     if not INT64_MIN <= value <= INT64_MAX:
         return [
             Violation(
-                "STRUCTURE/014", f"attribute 'value' value {value} does not fit in 64 bits", "value"
+                "STRUCTURE/014",
+                f"attribute 'value' value {value} is outside the element type domain "
+                "(64-bit integers)",
+                "value",
             )
         ]
     return []
@@ -58,7 +65,7 @@ def _verify_cast(op, ctx) -> list[Violation]:  # noqa: ANN001
     return [
         Violation(
             "TYPE/004",
-            f"cast from {src} to {dst} must cross the index or offset "
+            f"result type {dst} (from {src}) must cross the index or offset "
             "boundary (use scalar.extsi/extui/trunci between integers)",
             "result",
         )
@@ -68,8 +75,8 @@ def _verify_cast(op, ctx) -> list[Violation]:  # noqa: ANN001
 CONSTANT = op(
     "index.constant",
     "An index or offset constant.",
-    attrs=[AttrDef("value", AttrKind.INT)],
-    results=[Result("result", ADDRESS)],
+    attrs=[AttrDef("value", AttrKind.NUMBER)],
+    results=[Result("result", ADDRESS_T)],
     traits=[Pure()],
     format=[Attr("value"), Kw(":"), TypeOf("result")],
     examples=[
@@ -83,8 +90,8 @@ CONSTANT = op(
 CAST = op(
     "index.cast",
     "Converts between index/offset and integers (one side must be index or offset).",
-    operands=[Operand("input", INTEGER_OR_ADDRESS)],
-    results=[Result("result", INTEGER_OR_ADDRESS)],
+    operands=[Operand("input", BOUNDARY)],
+    results=[Result("result", BOUNDARY)],
     traits=[Pure()],
     format=[Ref("input"), Kw(":"), TypeOf("input"), Kw("to"), TypeOf("result")],
     examples=[Example("%o = index.cast %i : index to offset", "%i: index")],
@@ -93,10 +100,13 @@ CAST = op(
 )
 
 ADD = binary_op(
-    "index.add", "Address addition (index or offset).", ADDRESS, "%r = index.add %a, %b : index"
+    "index.add", "Address addition (index or offset).", ADDRESS_T, "%r = index.add %a, %b : index"
 )
 SUB = binary_op(
-    "index.sub", "Address subtraction (index or offset).", ADDRESS, "%r = index.sub %a, %b : offset"
+    "index.sub",
+    "Address subtraction (index or offset).",
+    ADDRESS_T,
+    "%r = index.sub %a, %b : offset",
 )
 MUL = binary_op("index.mul", "Index product.", INDEX_T, "%r = index.mul %a, %b : index")
 DIV = binary_op(
@@ -145,16 +155,16 @@ CMP = comparison_op(
     "index.cmp",
     "Compares two addresses, signed or unsigned.",
     INT_PREDICATE,
-    ADDRESS,
+    ADDRESS_T,
     "%p = index.cmp ult, %i, %n : index",
 )
 
 ASSUME = op(
     "index.assume",
     "Returns its operands unchanged, carrying facts about them.",
-    operands=[Operand("values", ADDRESS, variadic=True)],
+    operands=[Operand("values", ADDRESS_T, variadic=True)],
     attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
-    results=[Result("results", ADDRESS, variadic=True)],
+    results=[Result("results", ADDRESS_T, variadic=True)],
     traits=[Pure(), SameTypeAt("values", "results")],
     format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
     examples=[
@@ -166,4 +176,42 @@ ASSUME = op(
     ],
 )
 
-OPS = (CONSTANT, CAST, ADD, SUB, MUL, MADD, DIV, REM, MIN, MAX, SCALE, CMP, ASSUME)
+_BITWISE = [
+    ("andi", "Bitwise and of the index carrier bits."),
+    ("ori", "Bitwise or of the index carrier bits."),
+    ("xori", "Bitwise exclusive or of the index carrier bits."),
+    ("shli", "Shift left (amount below the carrier width)."),
+    ("shrsi", "Arithmetic shift right (sign fill)."),
+    ("shrui", "Logical shift right (zero fill)."),
+    ("rotli", "Rotate left within the carrier width (amount modulo the width)."),
+    ("rotri", "Rotate right within the carrier width (amount modulo the width)."),
+]
+_BIT_COUNTS = [
+    ("ctlzi", "Count of leading zero bits of the carrier (the width for 0)."),
+    ("cttzi", "Count of trailing zero bits of the carrier (the width for 0)."),
+    ("ctpopi", "Count of set bits of the carrier."),
+]
+BITWISE = tuple(
+    binary_op(f"index.{n}", doc, INDEX_T, f"%r = index.{n} %a, %b : index") for n, doc in _BITWISE
+)
+BIT_COUNTS = tuple(
+    unary_op(f"index.{n}", doc, INDEX_T, f"%r = index.{n} %x : index") for n, doc in _BIT_COUNTS
+)
+
+OPS = (
+    CONSTANT,
+    CAST,
+    ASSUME,
+    ADD,
+    SUB,
+    MUL,
+    SCALE,
+    DIV,
+    REM,
+    MIN,
+    MAX,
+    MADD,
+    *BITWISE,
+    *BIT_COUNTS,
+    CMP,
+)

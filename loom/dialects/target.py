@@ -1,14 +1,19 @@
 """target: target records (symbol-defining ops that describe where kernels run)."""
 
 from loom.dsl import (
+    INDEX_T,
     AttrDef,
     AttrDict,
     AttrKind,
     EnumDef,
     Example,
+    Kw,
+    Pure,
+    Result,
     Symbol,
     SymbolRef,
     TemplateParam,
+    TypeOf,
     op,
 )
 
@@ -89,4 +94,24 @@ TARGET_GENERIC = op(
     ],
 )
 
-OPS = (TARGET_GENERIC,)
+TARGET_DECL = op(
+    "target.decl",
+    "A target record declared here and defined by linking; satisfies target(@...) references.",
+    attrs=[AttrDef("symbol", AttrKind.SYMBOL)],
+    traits=[Symbol("symbol", kind="record")],
+    format=[SymbolRef("symbol")],
+    examples=[Example("target.decl @linked_later", top_level=True)],
+)
+
+SUBGROUP_SIZE = op(
+    "target.subgroup.size",
+    "The subgroup size of the selected target (the record's subgroup_size, else 32 on the "
+    "reference target).",
+    results=[Result("result", INDEX_T)],
+    traits=[Pure()],
+    format=[Kw(":"), TypeOf("result")],
+    builder="subgroup_size",
+    examples=[Example("%n = target.subgroup.size : index")],
+)
+
+OPS = (TARGET_GENERIC, TARGET_DECL, SUBGROUP_SIZE)

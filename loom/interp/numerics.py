@@ -137,3 +137,118 @@ def to_python(t: ScalarType, v: Any) -> Any:
     if t.bit_width == 1:
         return bool(v)
     return int(v)
+
+
+# ----------------------------------------------------------------------------- rounding
+
+
+def _round_to_odd_f32(x: np.ndarray) -> np.ndarray:
+    """float64 values narrowed to float32 with round-to-odd (a later rounding to any format of
+    at most 22 significand bits then equals one correct rounding of the float64 value)."""
+    r = x.astype(np.float32)
+    back = r.astype(np.float64)
+    inexact = (back != x) & np.isfinite(x)
+    if not np.any(inexact):
+        return r
+    # step toward zero where nearest rounding went away from it, then make the last bit odd
+    away = inexact & (np.abs(back) > np.abs(x))
+    r = np.where(away, np.nextafter(r, np.float32(0)), r)
+    bits = r.view(np.uint32)
+    return np.where(inexact, bits | np.uint32(1), bits).astype(np.uint32).view(np.float32)
+
+
+def round_float(t: ScalarType, x: Any) -> Any:
+    """float64 values rounded once (to nearest, ties to even) to the float type ``t``."""
+    a = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return _round_float(t.spelling, a)
+
+
+def _round_float(s: str, a: np.ndarray) -> Any:
+    if s == "f64":
+        out = a
+    elif s == "bf16":
+        out = bf16_round(_round_to_odd_f32(np.atleast_1d(a)).reshape(a.shape))
+        out = np.asarray(out, dtype=np.float32)
+    else:
+        # NumPy narrows float64 to float32 and float16 with one correct rounding
+        out = a.astype(_VALUE_DTYPES[s])
+    return out[()] if out.ndim == 0 else out
+
+
+def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
+    """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
+    p = np.multiply(a, b, dtype=np.float64)
+    c64 = np.asarray(c, dtype=np.float64)
+    s = p + c64
+    # the exact sum is s + err (TwoSum); round-to-odd in f64 makes the final rounding single
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    inexact = (err != 0) & np.isfinite(s)
+    if np.any(inexact):
+        even = (np.asarray(s).view(np.uint64) & np.uint64(1)) == 0
+        nudge = inexact & even
+        s = np.where(nudge, np.nextafter(s, s + np.where(err > 0, np.inf, -np.inf)), s)
+    return round_float(t, s)
+
+
+# ----------------------------------------------------------------------------- bit counts
+
+
+def popcount(u: Any) -> Any:
+    """Set bits of unsigned lanes (same dtype)."""
+    return np.bitwise_count(u).astype(np.asarray(u).dtype)
+
+
+def count_leading_zeros(u: Any, width: int) -> Any:
+    """Leading zero bits of ``width``-bit unsigned lanes (``width`` for zero)."""
+    x = np.asarray(u).astype(np.uint64)
+    shift = 1
+    while shift < width:
+        x = x | (x >> np.uint64(shift))
+        shift *= 2
+    return (np.uint64(width) - np.bitwise_count(x).astype(np.uint64)).astype(np.asarray(u).dtype)
+
+
+def count_trailing_zeros(u: Any, width: int) -> Any:
+    """Trailing zero bits of ``width``-bit unsigned lanes (``width`` for zero)."""
+    x = np.asarray(u).astype(np.uint64)
+    mask = np.uint64((1 << width) - 1)
+    with np.errstate(over="ignore"):
+        low = ((x & (~x + np.uint64(1))) - np.uint64(1)) & mask
+    return np.bitwise_count(low).astype(np.asarray(u).dtype)
+
+
+def rotate_left(u: Any, amount: Any, width: int) -> Any:
+    """``width``-bit unsigned lanes rotated left by ``amount`` modulo ``width``."""
+    x = np.asarray(u).astype(np.uint64)
+    s = (np.asarray(amount).astype(np.uint64)) % np.uint64(width)
+    mask = np.uint64((1 << width) - 1) if width < 64 else np.uint64(2**64 - 1)
+    # a right shift by the full width is avoided: s == 0 keeps x as it is
+    right = np.where(s == 0, np.uint64(0), np.uint64(width) - s)
+    hi = (x << s) & mask
+    lo = np.where(s == 0, np.uint64(0), x >> np.where(s == 0, np.uint64(0), right))
+    return (hi | lo).astype(np.asarray(u).dtype)
+
+
+_SIGNIFICAND_BITS = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+
+
+def int_to_float(t: ScalarType, x: Any, signed: bool) -> Any:
+    """64-bit integer lanes (int64, read signed or unsigned) rounded once to float type ``t``."""
+    a = np.asarray(x, dtype=np.int64)
+    u = a.view(np.uint64)
+    neg = (a < 0) if signed else np.zeros(a.shape, dtype=bool)
+    with np.errstate(over="ignore"):
+        mag = np.where(neg, ~u + np.uint64(1), u)
+    p = _SIGNIFICAND_BITS[t.spelling]
+    n = np.uint64(64) - count_leading_zeros(mag, 64).astype(np.uint64)
+    shift = np.where(n > np.uint64(p), n - np.uint64(p), np.uint64(0))
+    q = mag >> shift
+    rem = mag & ((np.uint64(1) << shift) - np.uint64(1))
+    half = np.where(shift > 0, np.uint64(1) << (shift - np.uint64(1)), np.uint64(0))
+    up = (shift > 0) & ((rem > half) | ((rem == half) & ((q & np.uint64(1)) == 1)))
+    q = q + up.astype(np.uint64)
+    # q has at most p + 1 bits and shift < 64: the product is exact in float64
+    mag_f = np.ldexp(q.astype(np.float64), shift.astype(np.int64))
+    return round_float(t, np.where(neg, -mag_f, mag_f))

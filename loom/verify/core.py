@@ -541,7 +541,10 @@ class ModuleVerifier:
 
     def _report(self, op: Operation, violations: Iterable[Violation]) -> None:
         for v in violations:
-            self.error(op, v.code, f"'{op.name}' {v.message}", params={"field": v.field})
+            at = op if v.at is None else v.at
+            # the cursor is the verified op's: another op's path is not known here
+            path = None if v.at is None else ""
+            self.error(at, v.code, f"'{at.name}' {v.message}", path=path, params={"field": v.field})
 
     def _check_attrs(self, op: Operation, decl: OpDef) -> None:
         attrs = op.attributes

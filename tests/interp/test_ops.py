@@ -199,16 +199,19 @@ def test_float_unary_ops_match_numpy(t) -> None:
             "scalar.negf": -a,
             "scalar.absf": np.abs(a),
             "scalar.sqrtf": np.sqrt(a),
-            "scalar.expf": np.exp(a),
-            "scalar.logf": np.log(a),
-            "scalar.tanhf": np.tanh(a),
+            # transcendental functions: evaluated in float64, rounded once to the type
+            "scalar.expf": np.exp(a.astype(np.float64)),
+            "scalar.logf": np.log(a.astype(np.float64)),
+            "scalar.tanhf": np.tanh(a.astype(np.float64)),
             "scalar.floorf": np.floor(a),
             "scalar.ceilf": np.ceil(a),
             "scalar.roundevenf": np.rint(a),
         }
     for op, want in cases.items():
         got = run(op, [t], t, [a], dt)
-        assert same_floats(got, want.astype(dt)), op
+        with np.errstate(over="ignore"):
+            want = want.astype(dt)
+        assert same_floats(got, want), op
 
 
 def test_float_compare_predicates_with_nan() -> None:

@@ -6,6 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from loom.interp.numerics import (
+    count_leading_zeros,
+    count_trailing_zeros,
+    popcount,
+    rotate_left,
+)
 from loom.interp.semantics import SEMANTICS, affine, invariant, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
@@ -185,6 +191,71 @@ def _cast(ctx: Any, step: Any, a: Any) -> Any:
         return raw.astype(_I64)
     # out of the address domain: keep the low bits of the (signed or unsigned) carrier
     return back(a, dst) if dst.bit_width == 64 else back(a.astype(_I64), dst)
+
+
+semantics("index.andi")(lambda ctx, step, a, b: a & b)
+semantics("index.ori")(lambda ctx, step, a, b: a | b)
+semantics("index.xori")(lambda ctx, step, a, b: a ^ b)
+
+_WIDTH = 64
+"""The reference target's index carrier width."""
+
+
+def _lane(r: Any) -> Any:
+    return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 else r
+
+
+def _amount(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    ub = b.view(np.uint64)
+    bad = ub >= np.uint64(_WIDTH)
+    ctx.check(
+        step, bad, "RUNTIME/004", f"shift amount {{1}} is not below the index width {_WIDTH}", a, b
+    )
+    return _lane(np.where(bad, np.uint64(0), ub))
+
+
+@semantics("index.shli")
+def _shli(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    s = _amount(ctx, step, a, b)
+    r = (a.view(np.uint64) << s).view(_I64)
+    # the exact product a * 2^s must stay in the index domain (never a silent wrap)
+    return _domain(ctx, step, r, (r >> s.astype(_I64)) != a, a, b)
+
+
+@semantics("index.shrsi")
+def _shrsi(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    return a >> _amount(ctx, step, a, b).astype(_I64)
+
+
+@semantics("index.shrui")
+def _shrui(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    return (a.view(np.uint64) >> _amount(ctx, step, a, b)).view(_I64)
+
+
+def _rotate(left: bool) -> Any:
+    def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        s = b.view(np.uint64) % np.uint64(_WIDTH)
+        if not left:
+            s = (np.uint64(_WIDTH) - s) % np.uint64(_WIDTH)
+        return _lane(rotate_left(a.view(np.uint64), s, _WIDTH).view(_I64))
+
+    return sem
+
+
+semantics("index.rotli")(_rotate(True))
+semantics("index.rotri")(_rotate(False))
+
+
+def _count(fn: Any) -> Any:
+    def sem(ctx: Any, step: Any, a: Any) -> Any:
+        return _lane(fn(a.view(np.uint64), _WIDTH).astype(_I64))
+
+    return sem
+
+
+semantics("index.ctlzi")(_count(count_leading_zeros))
+semantics("index.cttzi")(_count(count_trailing_zeros))
+semantics("index.ctpopi")(_count(lambda u, w: popcount(u)))
 
 
 @semantics("index.assume")
