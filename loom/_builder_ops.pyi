@@ -10,6 +10,10 @@ from loom.ir import Region, Type, Value
 class TargetBuilder(DialectBuilder):
     def generic(self, *, kind: Any, symbol: Any, codegen_format: Any = None, artifact_format: Any = None, default_pointer_bitwidth: Any = None, index_bitwidth: Any = None, offset_bitwidth: Any = None, max_workgroup_size_x: Any = None, max_workgroup_size_y: Any = None, max_workgroup_size_z: Any = None, max_flat_workgroup_size: Any = None, max_workgroup_storage_bytes: Any = None, subgroup_size: Any = None, max_grid_size_x: Any = None, max_grid_size_y: Any = None, max_grid_size_z: Any = None, max_flat_grid_size: Any = None, max_workgroup_count_x: Any = None, max_workgroup_count_y: Any = None, max_workgroup_count_z: Any = None, memory_space_generic: Any = None, memory_space_global: Any = None, memory_space_workgroup: Any = None, memory_space_constant: Any = None, memory_space_private: Any = None, memory_space_host: Any = None, memory_space_descriptor: Any = None, contract_feature_bits: Any = None, abi: Any = None, export_symbol: Any = None, linkage: Any = None, contract_set_key: Any = None, location_id: int | None = None) -> None:
         """A target record for target-independent compilation; kernels name it with target(@...)."""
+    def decl(self, *, symbol: Any, location_id: int | None = None) -> None:
+        """A target record declared here and defined by linking; satisfies target(@...) references."""
+    def subgroup_size(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The subgroup size of the selected target (the record's subgroup_size, else 32 on the reference target)."""
 
 class KernelBuilder(DialectBuilder):
     def def_(self, *, retain: Any = None, target: Any = None, export_symbol: Any = None, export_linkage: Any = None, callee: Any, predicates: Any = None, config_args: Any = None, args: Any = None, config: Region | None = None, body: Region | None = None, location_id: int | None = None) -> None:
@@ -40,14 +44,16 @@ class IndexBuilder(DialectBuilder):
         """An index or offset constant."""
     def cast(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Converts between index/offset and integers (one side must be index or offset)."""
+    def assume(self, *, values: Sequence[Value] | None = None, predicates: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Returns its operands unchanged, carrying facts about them."""
     def add(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Address addition (index or offset)."""
     def sub(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Address subtraction (index or offset)."""
     def mul(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Index product."""
-    def madd(self, *, a: Value, b: Value, c: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """a * b + c on indices."""
+    def scale(self, *, index: Value, stride: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """index * stride bytes: the logical-to-physical boundary."""
     def div(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Index quotient (non-negative dividend, positive divisor)."""
     def rem(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -56,16 +62,34 @@ class IndexBuilder(DialectBuilder):
         """Signed index minimum."""
     def max(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Signed index maximum."""
-    def scale(self, *, index: Value, stride: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """index * stride bytes: the logical-to-physical boundary."""
+    def madd(self, *, a: Value, b: Value, c: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """a * b + c on indices."""
+    def andi(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise and of the index carrier bits."""
+    def ori(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise or of the index carrier bits."""
+    def xori(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise exclusive or of the index carrier bits."""
+    def shli(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Shift left (amount below the carrier width)."""
+    def shrsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Arithmetic shift right (sign fill)."""
+    def shrui(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Logical shift right (zero fill)."""
+    def rotli(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rotate left within the carrier width (amount modulo the width)."""
+    def rotri(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rotate right within the carrier width (amount modulo the width)."""
+    def ctlzi(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of leading zero bits of the carrier (the width for 0)."""
+    def cttzi(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of trailing zero bits of the carrier (the width for 0)."""
+    def ctpopi(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of set bits of the carrier."""
     def cmp(self, *, lhs: Value, rhs: Value, predicate: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Compares two addresses, signed or unsigned."""
-    def assume(self, *, values: Sequence[Value] | None = None, predicates: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
-        """Returns its operands unchanged, carrying facts about them."""
 
 class ScalarBuilder(DialectBuilder):
-    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """An integer or float constant (ints and bools for integer types, floats for float types)."""
     def addi(self, *, lhs: Value, rhs: Value, overflow: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Two's-complement addition (wraps)."""
     def subi(self, *, lhs: Value, rhs: Value, overflow: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -80,18 +104,12 @@ class ScalarBuilder(DialectBuilder):
         """Signed remainder (sign of the dividend)."""
     def remui(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Unsigned remainder."""
-    def andi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Bitwise and."""
-    def ori(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Bitwise or."""
-    def xori(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Bitwise exclusive or."""
-    def shli(self, *, lhs: Value, rhs: Value, overflow: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Shift left."""
-    def shrsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Arithmetic shift right."""
-    def shrui(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Logical shift right."""
+    def ceildivsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Signed division rounding toward positive infinity."""
+    def ceildivui(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Unsigned division rounding up."""
+    def floordivsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Signed division rounding toward negative infinity."""
     def minsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Signed minimum."""
     def maxsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -100,6 +118,12 @@ class ScalarBuilder(DialectBuilder):
         """Unsigned minimum."""
     def maxui(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Unsigned maximum."""
+    def negi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Two's-complement negation (negi of the minimum is the minimum)."""
+    def absi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Absolute value of the signed reading (absi of the minimum is the minimum)."""
+    def fmai(self, *, a: Value, b: Value, c: Value, overflow: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """a * b + c in two's complement (wraps)."""
     def addf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """IEEE addition rounded to the result type."""
     def subf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -108,6 +132,8 @@ class ScalarBuilder(DialectBuilder):
         """IEEE multiplication rounded to the result type."""
     def divf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """IEEE division rounded to the result type."""
+    def remf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """C fmod: the exact remainder with the sign of the dividend."""
     def minimumf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """IEEE-754-2019 minimum; NaN propagates, -0 < +0."""
     def maximumf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -117,31 +143,103 @@ class ScalarBuilder(DialectBuilder):
     def maxnumf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """C fmax: a NaN operand is ignored."""
     def negf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Flips the sign."""
+        """Flips the sign bit."""
     def absf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Absolute value."""
+        """Clears the sign bit."""
+    def clampf(self, *, value: Value, lower: Value, upper: Value, mode: Any, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Clamps value to [lower, upper] with an explicit NaN policy (ordered, number or ieee)."""
+    def copysignf(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The magnitude of lhs with the sign bit of rhs."""
+    def expf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """e to the power x."""
+    def exp2f(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """2 to the power x."""
+    def expm1f(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """e to the power x, minus 1 (accurate near 0)."""
+    def logf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Natural logarithm."""
+    def log2f(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Base-2 logarithm."""
+    def log10f(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Base-10 logarithm."""
+    def log1pf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """ln(1 + x) (accurate near 0)."""
     def sqrtf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Square root."""
     def rsqrtf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Reciprocal square root."""
-    def expf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """e to the power x."""
-    def logf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Natural logarithm."""
+    def cbrtf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Cube root."""
+    def sinf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Sine (radians)."""
+    def cosf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Cosine (radians)."""
+    def tanf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Tangent (radians)."""
+    def sinturnsf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """sin(2 pi x): the sine of x full turns."""
+    def costurnsf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """cos(2 pi x): the cosine of x full turns."""
+    def asinf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Arc sine."""
+    def acosf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Arc cosine."""
+    def atanf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Arc tangent."""
+    def sinhf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Hyperbolic sine."""
+    def coshf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Hyperbolic cosine."""
     def tanhf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Hyperbolic tangent."""
-    def floorf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Rounds toward negative infinity."""
+    def asinhf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Inverse hyperbolic sine."""
+    def acoshf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Inverse hyperbolic cosine."""
+    def atanhf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Inverse hyperbolic tangent."""
+    def erff(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Error function."""
+    def erfcf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Complementary error function 1 - erf(x)."""
+    def logisticf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The logistic sigmoid 1 / (1 + e^-x)."""
+    def siluf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """SiLU (swish): x * logistic(x)."""
+    def softplusf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Softplus: ln(1 + e^x)."""
     def ceilf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Rounds toward positive infinity."""
+    def floorf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rounds toward negative infinity."""
+    def truncf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rounds toward zero."""
+    def roundf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rounds to nearest, ties away from zero."""
     def roundevenf(self, *, input: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Rounds to nearest, ties to even."""
+    def powf(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """lhs to the power rhs (C pow)."""
+    def atan2f(self, *, lhs: Value, rhs: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """atan2(y = lhs, x = rhs): the angle of the point (x, y)."""
+    def geluf(self, *, input: Value, variant: Any, fastmath: Any = None, scale: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """GELU activation: erf (exact), tanh (polynomial) or logistic (x * logistic(scale * x))."""
     def fmaf(self, *, a: Value, b: Value, c: Value, fastmath: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """a * b + c with a single rounding."""
     def cmpi(self, *, lhs: Value, rhs: Value, predicate: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Integer comparison producing i1."""
     def cmpf(self, *, lhs: Value, rhs: Value, predicate: Any, fastmath: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Float comparison (o*: false on NaN, u*: true on NaN)."""
+    def isnanf(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True for a NaN."""
+    def isinff(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True for +inf or -inf."""
+    def isfinitef(self, *, input: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True for a value that is neither NaN nor infinite."""
+    def signf(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """-1.0, 0.0 or +1.0 by the sign of x (NaN gives 0.0)."""
+    def signi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """-1, 0 or +1 by the sign of the signed reading."""
     def extsi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Sign-extends to a wider integer."""
     def extui(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -162,6 +260,38 @@ class ScalarBuilder(DialectBuilder):
         """Narrows a float, rounding to nearest even."""
     def bitcast(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Reinterprets the bits in a type of the same width."""
+    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """An integer or float constant (ints and bools for integer types, floats for float types)."""
+    def poison(self, *, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A typed invalid value; it may only feed computations whose results are never observed."""
+    def andi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise and."""
+    def ori(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise or."""
+    def xori(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bitwise exclusive or."""
+    def shli(self, *, lhs: Value, rhs: Value, overflow: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Shift left (amount read unsigned, below the width)."""
+    def shrsi(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Arithmetic shift right (sign fill)."""
+    def shrui(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Logical shift right (zero fill)."""
+    def rotli(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rotate left within the width (amount modulo the width)."""
+    def rotri(self, *, lhs: Value, rhs: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Rotate right within the width (amount modulo the width)."""
+    def ctlzi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of leading zero bits (the width for 0)."""
+    def cttzi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of trailing zero bits (the width for 0)."""
+    def ctpopi(self, *, input: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Count of set bits."""
+    def extractu(self, *, source: Value, offset: Any, width: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The bits [offset, offset + width) of source, zero-extended into the result."""
+    def extracts(self, *, source: Value, offset: Any, width: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The bits [offset, offset + width) of source, sign-extended into the result."""
+    def assume(self, *, values: Sequence[Value] | None = None, predicates: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Returns its operands unchanged, carrying promised facts about them."""
 
 class ScfBuilder(DialectBuilder):
     def for_(self, *, lower_bound: Value, upper_bound: Value, step: Value, iter_args: Sequence[Value] | None = None, unroll_factor: Value | None = None, unroll_policy: Any = None, unroll_schedule: Any = None, body: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:

@@ -77,7 +77,7 @@ def region_text(r: RegionDef) -> str:
 
 
 def trait_text(t: object) -> str:
-    """``HasParent(parents=('kernel.def',))`` without the dataclass noise of empty fields."""
+    """A trait as ``Name(field=value, ...)``, leaving out empty fields."""
     name = type(t).__name__
     if not is_dataclass(t):
         return name
