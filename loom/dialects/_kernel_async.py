@@ -93,11 +93,12 @@ def _space(ctx, op, field: str, allowed: tuple[str, ...], text: str) -> list[Vio
 
 
 def _direction_rules(ctx, op, load: bool) -> list[Violation]:  # noqa: ANN001
+    # like upstream, only the first side that breaks the direction's rule is reported
     if load:
-        return _space(ctx, op, "source", _LOAD_SOURCES, _LOAD_TEXT) + _space(
+        return _space(ctx, op, "source", _LOAD_SOURCES, _LOAD_TEXT) or _space(
             ctx, op, "dest", ("workgroup",), _WG_TEXT
         )
-    return _space(ctx, op, "source", ("workgroup",), _WG_TEXT) + _space(
+    return _space(ctx, op, "source", ("workgroup",), _WG_TEXT) or _space(
         ctx, op, "dest", _STORE_DESTS, _STORE_TEXT
     )
 
@@ -269,7 +270,7 @@ def _with_group(body: str, scratch: str = "view<16xi8>", store: bool = False) ->
     return (
         "%z = index.constant 0 : offset\n"
         "%n = index.constant 4096 : offset\n"
-        "%s = buffer.alloca<workgroup> align(64) %n : buffer\n"
+        "%s = buffer.alloca %n {base_alignment = 64, memory_space = workgroup} : buffer\n"
         f"{side} = buffer.view %s[%z] : buffer -> {scratch}\n"
         + body
         + "\n%g = kernel.async.group %t : kernel.async.token -> kernel.async.group"

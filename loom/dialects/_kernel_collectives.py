@@ -163,7 +163,7 @@ SHUFFLE = op(
         Operand("offset", I32_T),
         Operand("width", I32_T),
     ],
-    results=[Result("result", COLLECTIVE_VALUE), Result("valid", I1_T)],
+    results=[Result("result"), Result("valid", I1_T)],
     attrs=[AttrDef("mode", AttrKind.ENUM, enum=SHUFFLE_MODE)],
     traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("lane")],
     format=[
@@ -192,7 +192,7 @@ BROADCAST = op(
     "kernel.subgroup.broadcast",
     "Every lane receives the value held by lane `lane` of the subgroup.",
     operands=[Operand("value", COLLECTIVE_VALUE), Operand("lane", LANE_INT)],
-    results=[Result("result", COLLECTIVE_VALUE)],
+    results=[Result("result")],
     traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("subgroup")],
     format=[
         Ref("value"),
@@ -210,7 +210,7 @@ BROADCAST_FIRST = op(
     "kernel.subgroup.broadcast.first",
     "Every lane receives the value of the lowest active lane of the subgroup.",
     operands=[Operand("value", COLLECTIVE_VALUE)],
-    results=[Result("result", COLLECTIVE_VALUE)],
+    results=[Result("result")],
     traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("subgroup")],
     format=[Ref("value"), Kw(":"), TypeOf("result")],
     examples=[Example("%r = kernel.subgroup.broadcast.first %v : f32", "%v: f32")],
@@ -227,7 +227,7 @@ def _reduce(name: str, doc: str, example: str, level: str, clusters: bool) -> Op
         name,
         doc,
         operands=[Operand("value", COLLECTIVE_VALUE)],
-        results=[Result("result", COLLECTIVE_VALUE)],
+        results=[Result("result")],
         attrs=[
             AttrDef("kind", AttrKind.ENUM, enum=COMBINING_KIND),
             *(_CLUSTER if clusters else ()),
@@ -245,7 +245,7 @@ def _scan(name: str, doc: str, example: str, clusters: bool) -> OpDef:
         name,
         doc,
         operands=[Operand("value", COLLECTIVE_VALUE)],
-        results=[Result("result", COLLECTIVE_VALUE)],
+        results=[Result("result")],
         attrs=[
             AttrDef("kind", AttrKind.ENUM, enum=COMBINING_KIND),
             *(_CLUSTER if clusters else ()),

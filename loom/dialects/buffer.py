@@ -305,15 +305,23 @@ ALLOCA = op(
     ],
     results=[Result("result", BUFFER_T)],
     traits=[MemoryEffect(writes=True)],
-    format=[
-        TemplateParam("memory_space"),
-        OptionalGroup("base_alignment", Clause("align", Attr("base_alignment"))),
-        Ref("byte_length"),
-        Kw(":"),
-        TypeOf("result"),
+    # upstream's corpora print the dictionary form; the template/clause form also parses
+    format=[Ref("byte_length"), AttrDict(), Kw(":"), TypeOf("result")],
+    legacy_formats=[
+        [
+            TemplateParam("memory_space"),
+            OptionalGroup("base_alignment", Clause("align", Attr("base_alignment"))),
+            Ref("byte_length"),
+            Kw(":"),
+            TypeOf("result"),
+        ]
     ],
-    legacy_formats=[[Ref("byte_length"), AttrDict(), Kw(":"), TypeOf("result")]],
-    examples=[Example("%s = buffer.alloca<workgroup> align(64) %bytes : buffer", "%bytes: offset")],
+    examples=[
+        Example(
+            "%s = buffer.alloca %bytes {base_alignment = 64, memory_space = workgroup} : buffer",
+            "%bytes: offset",
+        )
+    ],
     verifier=_verify_alloca,
 )
 

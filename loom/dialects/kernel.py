@@ -299,16 +299,18 @@ BARRIER = op(
     ],
     traits=[
         Convergent(scope_attr="scope"),
-        HasAncestor("kernel.def"),
         MemoryEffect(reads=True, writes=True),
     ],
-    format=[
-        TemplateParam("memory_space"),
-        Clause("scope", Attr("scope")),
-        Clause("ordering", Attr("ordering")),
+    # upstream's corpora print the dictionary form; the newer clause form also parses
+    format=[TemplateParam("memory_space"), AttrDict()],
+    legacy_formats=[
+        [
+            TemplateParam("memory_space"),
+            Clause("scope", Attr("scope")),
+            Clause("ordering", Attr("ordering")),
+        ]
     ],
-    legacy_formats=[[TemplateParam("memory_space"), AttrDict()]],
-    examples=[Example("kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)")],
+    examples=[Example("kernel.barrier<workgroup> {ordering = acq_rel, scope = workgroup}")],
     verifier=_verify_barrier,
     verifier_cacheable=True,
 )
