@@ -224,6 +224,8 @@ class Findings:
         self.program = program
         self.coords_of = coords_of
         self.items: dict[tuple, list] = {}
+        self.atomic_steps: set[int] = set()
+        """Step indices of atomic accesses (they do not race with each other)."""
 
     def add(
         self,
@@ -460,12 +462,35 @@ def _epoch_rows(epochs: Any) -> Any:
     return 0 if epochs is None else epochs[:, None]
 
 
-def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: Any, wg: int) -> None:
+def _atomic_pairs(f: Findings, step: Any, atomic: bool, prev_op: Any, bad: np.ndarray) -> Any:
+    """Atomic accesses never race with each other: drop conflicts whose earlier access was
+    atomic too (``f.atomic_steps`` holds the step indices of atomic accesses)."""
+    if atomic:
+        f.atomic_steps.add(step.index)
+        if f.atomic_steps and bad.any():
+            ops = prev_op()
+            bad = bad & ~np.isin(ops, np.fromiter(f.atomic_steps, dtype=np.int64))
+    return bad
+
+
+def check_read(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    ix: Any,
+    items: Any,
+    epochs: Any,
+    wg: int,
+    atomic: bool = False,
+) -> None:
     """Check and record reads of the bytes ``ix`` (one row of bytes per access).
 
     ``items`` holds the workitem id of each access (or the first id when they are consecutive);
-    ``epochs`` their workgroups' barrier epochs (None: all still in epoch 0).
+    ``epochs`` their workgroups' barrier epochs (None: all still in epoch 0); ``atomic``
+    accesses do not race with earlier atomic ones.
     """
+    if atomic:
+        f.atomic_steps.add(step.index)
     sh = buf.shadow
     if sh.ranges is not None and _in_range_mode("r", sh, ix, items, epochs, step.index):
         return
@@ -499,6 +524,7 @@ def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: An
             wg,
             buf.space == "workgroup",
         )
+        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
             _report_pairs(
                 f,
@@ -533,8 +559,12 @@ def check_write(
     wg: int,
     new_bytes: np.ndarray,
     data: np.ndarray,
+    atomic: bool = False,
 ) -> None:
-    """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access)."""
+    """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access);
+    ``atomic`` writes do not race with earlier atomic accesses nor with each other."""
+    if atomic:
+        f.atomic_steps.add(step.index)
     sh = buf.shadow
     if sh.ranges is not None and _in_range_mode("w", sh, ix, items, epochs, step.index):
         return
@@ -553,6 +583,7 @@ def check_write(
             wg,
             wgm,
         )
+        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
             rows_bad = bad.any(axis=1)
             equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
@@ -596,6 +627,7 @@ def check_write(
             wg,
             wgm,
         )
+        bad_r = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.r_op), bad_r)
         if bad_r.any():
             _report_pairs(
                 f,
@@ -612,7 +644,7 @@ def check_write(
                 "data race: writes memory read without a barrier",
                 "the conflicting read",
             )
-    if not ix.contiguous:
+    if not ix.contiguous and not atomic:
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes)
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.errors import LoomRuntimeError
+from loom.interp import collectives, transfers
 from loom.interp.engine import DEFAULT_MAX_STEPS, BaseContext, KernelPlan, _plan
 from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
@@ -31,7 +32,8 @@ from loom.ir import Module, Operation, ScalarType
 from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
-"""Workitem states."""
+AT_COLLECTIVE = "at collective"
+"""Workitem states (a workitem at a barrier or collective waits for the others of its scope)."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
 _BOOLS = (bool, np.bool_)
 
@@ -121,7 +123,40 @@ class _ItemContext(BaseContext):
         return [0]
 
     def barrier(self, step: Any) -> None:
+        self.s._arrive(step, collectives.WORKGROUP, None, ())
         self.s._pending_state = AT_BARRIER
+
+    def collective(self, step: Any, scope: str, fn: Any, values: tuple) -> Any:
+        # the results are handed out when the scope's live workitems have all arrived
+        self.s._arrive(step, scope, fn, values)
+        self.s._pending_state = AT_COLLECTIVE
+        return None if len(step.outs) == 1 else (None,) * len(step.outs)
+
+    def subgroup_width(self) -> int:
+        return self.s._subgroup
+
+    def workgroup_items(self) -> int:
+        return self.s._wg
+
+    def flat_local(self) -> Any:
+        return np.int64(self.s._cur)
+
+    def async_queue(self) -> Any:
+        return self.s._queues.setdefault(self.s._item.item, transfers.AsyncQueue())
+
+    def async_replace(self, queue: Any, state: tuple) -> None:
+        self.s._log((queue, queue.state))
+        queue.state = state
+
+    def in_flight(self, step: Any, buf: Buf, addrs: list, size: int) -> None:
+        init = self.s._init.get(buf.uid)
+        if init is None:
+            return
+        for a in addrs:
+            p = int(a)
+            if p >= 0 and p + size <= buf.length:
+                self.s._log((buf, p, buf.data[p : p + size].copy(), init[p : p + size].copy()))
+                init[p : p + size] = False
 
     def retire(self, step: Any, leaving: Any) -> None:
         if bool(leaving):
@@ -141,6 +176,15 @@ class _ItemContext(BaseContext):
         p = self._range(step, buf, int(addr), dtype.itemsize)
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
         self.s._write(buf, p, raw)
+
+    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+        # one workitem at a time: every read-modify-write is indivisible
+        p = self._range(step, buf, int(addr), dtype.itemsize)
+        self.s._touch_read(step, buf, p, dtype.itemsize)
+        old = buf.data[p : p + dtype.itemsize].view(dtype).copy()
+        new = np.asarray(update(old, np.zeros(1, dtype=np.int64)), dtype=dtype).reshape(1)
+        self.s._write(buf, p, new.view(np.uint8))
+        return old[0]
 
     def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:
         p = self._range(step, buf, start, count)
@@ -193,6 +237,10 @@ class Stepper:
         self._quiet = False
         self.ctx = _ItemContext(self)
         self._memo: dict[int, tuple] = {}
+        self._arrivals: dict[int, tuple] = {}
+        """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
+        self._queues: dict[int, Any] = {}
+        self._subgroup = self.plan.subgroup_size()
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
         self._group = -1
@@ -526,17 +574,88 @@ class Stepper:
             if self._items[j].state == RUNNING:
                 self._cur = j
                 return
-        waiting = [it for it in self._items if it.state == AT_BARRIER]
-        if waiting:
-            finished = [it for it in self._items if it.state == DONE]
-            if finished:
-                self._barrier_divergence(waiting[0], finished[0])
-            for it in waiting:
-                self._log((it, it.state))
-                it.state = RUNNING
-            self._cur = self._items.index(waiting[0])
+        released = self._release()
+        if released is not None:
+            self._cur = released
             return
         self._enter_group(self._group + 1)
+
+    def _arrive(self, step: Any, scope: str, fn: Any, values: tuple) -> None:
+        """The current workitem reached a barrier or collective and waits there."""
+        k = self._cur
+        env = self._item.stack[-1][2]
+        self._arrivals[k] = (step, scope, fn, values, env)
+        self._log(("arrive", k))
+
+    def _unit(self, k: int, scope: str) -> int:
+        return k // self._subgroup if scope == collectives.SUBGROUP else 0
+
+    def _release(self) -> int | None:
+        """Nobody runs: release every barrier/collective that all live workitems of its scope
+        reached (or, when none did, the lowest waiting workitem's, as a divergence finding).
+        Returns the first released workitem's index, or None when nobody waits."""
+        items = self._items
+        waiting = [k for k, it in enumerate(items) if it.state in (AT_BARRIER, AT_COLLECTIVE)]
+        if not waiting:
+            return None
+        points: dict[tuple, list[int]] = {}
+        for k in waiting:
+            step, scope = self._arrivals[k][:2]
+            points.setdefault((self._unit(k, scope), scope, step.index), []).append(k)
+        # exited workitems are excused; one that finished without arriving diverged
+        live = [k for k, it in enumerate(items) if it.state != EXITED]
+        complete = []
+        for (unit, scope, _), ks in points.items():
+            members = [k for k in live if self._unit(k, scope) == unit]
+            if members == ks:
+                complete.append(ks)
+        if not complete:
+            first = min(waiting)
+            ks = next(v for v in points.values() if first in v)
+            step, scope = self._arrivals[first][:2]
+            unit = self._unit(first, scope)
+            missing = [k for k in range(len(items)) if self._unit(k, scope) == unit and k not in ks]
+            self._divergence(items[first], items[missing[0]], step, scope)
+            complete = [ks]
+        for ks in complete:
+            self._hand_out(ks)
+        return min(k for ks in complete for k in ks)
+
+    def _hand_out(self, ks: list[int]) -> None:
+        """Release the workitems ``ks`` waiting at one point, giving out collective results."""
+        step, scope, fn = self._arrivals[ks[0]][:3]
+        if fn is not None:
+            width = self._subgroup if scope == collectives.SUBGROUP else self._wg
+            col = (lambda k: k % width) if scope == collectives.SUBGROUP else (lambda k: k)
+            rows = collectives.table_from_arrivals(
+                step, fn, [(col(k), self._arrivals[k][3]) for k in ks], width, self._subgroup
+            )
+            log = self._rec[5]
+            for k in ks:
+                env = self._arrivals[k][4]
+                for slot, row in zip(step.outs, rows):
+                    log.append((env, slot, env[slot]))
+                    env[slot] = row[col(k)]
+        for k in ks:
+            it = self._items[k]
+            self._log(("depart", k, self._arrivals.pop(k)))
+            self._log((it, it.state))
+            it.state = RUNNING
+
+    def _divergence(self, waiting: _Item, other: _Item, step: Any, scope: str) -> None:
+        if self._arrivals[self._items.index(waiting)][2] is None:
+            self._barrier_divergence(waiting, other)
+            return
+        d = op_diagnostic(
+            step,
+            DiagnosticSeverity.ERROR,
+            collectives.DIVERGENCE_CODE,
+            collectives.divergence_message(scope)
+            + f" by {coords_text((waiting.wg, waiting.local))}",
+            [(f"not reached by {coords_text((other.wg, other.local))}", None)],
+        )
+        self.findings.append(d)
+        self._log(("finding", None))
 
     def _barrier_divergence(self, waiting: _Item, finished: _Item) -> None:
         region, pc, _, _ = waiting.stack[-1]
@@ -562,6 +681,10 @@ class Stepper:
         for entry in reversed(misc or ()):
             if entry[0] == "finding":
                 self.findings.pop()
+            elif entry[0] == "arrive":
+                self._arrivals.pop(entry[1], None)
+            elif entry[0] == "depart":
+                self._arrivals[entry[1]] = entry[2]
             elif isinstance(entry[0], Buf):
                 buf, p, old, old_init = entry
                 buf.data[p : p + old.size] = old
