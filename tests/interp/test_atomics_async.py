@@ -10,6 +10,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from collective_kernels import run_both  # noqa: E402
+from interp_helpers import KERNELS  # noqa: E402
 
 from loom.format.text.parser import parse_module  # noqa: E402
 from loom.interp import Stepper, launch  # noqa: E402
@@ -84,20 +85,7 @@ def test_atomic_reduce_kinds_and_cmpxchg_bits() -> None:
 
 
 def test_cmpxchg_compares_float_bits() -> None:
-    text = """target.generic<reference> @t
-
-kernel.def target(@t) @k() {
-  %c1 = index.constant 1 : index
-  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%c1, %c1, %c1) : index
-} launch(%cell: buffer) {
-  %z = index.constant 0 : offset
-  %v = buffer.view %cell[%z] : buffer -> view<1xf32>
-  %pz = scalar.constant 0.0 : f32
-  %one = scalar.constant 1.0 : f32
-  %old = view.atomic.cmpxchg %pz, %one, %v[0] {failure_ordering = relaxed, scope = device, success_ordering = relaxed} : f32, view<1xf32> -> f32
-  kernel.return
-}
-"""
+    text = (KERNELS / "cmpxchg_bits.loom").read_text()
     cell = np.array([-0.0], np.float32)
     launch(parse_module(text), "k", args=[cell])
     assert np.signbit(cell[0])  # -0.0 does not match +0.0: nothing swapped
@@ -123,32 +111,9 @@ def test_race_between_an_atomic_and_a_plain_access_is_reported() -> None:
 
 
 def _copy_kernel(read_before_wait: bool) -> str:
-    early = "  %early = view.load %dv[%lane] : view<16xi32> -> i32\n" if read_before_wait else ""
-    return f"""target.generic<reference> @t
-
-kernel.def target(@t) @k() {{
-  %c1 = index.constant 1 : index
-  %wg = index.constant 16 : index
-  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%wg, %c1, %c1) : index
-}} launch(%src: buffer, %out: buffer) {{
-  %z = index.constant 0 : offset
-  %n = index.constant 64 : offset
-  %lane = kernel.workitem.id<x> : index
-  %s = buffer.alloca %n {{base_alignment = 64, memory_space = workgroup}} : buffer
-  %sv = buffer.view %src[%z] : buffer -> view<16xi32>
-  %dv = buffer.view %s[%z] : buffer -> view<16xi32>
-  %ov = buffer.view %out[%z] : buffer -> view<16xi32>
-  %zero = index.constant 0 : index
-  %first = index.cmp eq, %lane, %zero : index
-  %t = kernel.async.copy.mask %sv to %dv, %first {{cache_scope = cu, cache_temporal = regular, direction = global_to_workgroup}} : view<16xi32> to view<16xi32>, i1 -> kernel.async.token
-  %g = kernel.async.group %t : kernel.async.token -> kernel.async.group
-{early}  kernel.async.wait %g {{newer_groups = 0}} : kernel.async.group
-  kernel.barrier<workgroup> {{ordering = acq_rel, scope = workgroup}}
-  %x = view.load %dv[%lane] : view<16xi32> -> i32
-  view.store %x, %ov[%lane] : i32, view<16xi32>
-  kernel.return
-}}
-"""
+    return (
+        KERNELS / ("async_copy_early.loom" if read_before_wait else "async_copy.loom")
+    ).read_text()
 
 
 def test_async_copy_is_visible_after_the_wait_in_both_engines() -> None:
@@ -172,56 +137,13 @@ def test_reading_copied_bytes_before_the_wait_is_a_finding() -> None:
 
 
 def test_gather_puts_each_lanes_bytes_in_its_slot() -> None:
-    text = """target.generic<reference> @t {subgroup_size = 8}
-
-kernel.def target(@t) @k() {
-  %c1 = index.constant 1 : index
-  %wg = index.constant 8 : index
-  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%wg, %c1, %c1) : index
-} launch(%src: buffer, %out: buffer) {
-  %lane = kernel.workitem.id<x> : index
-  %four = index.constant 4 : index
-  %b = index.mul %lane, %four : index
-  %off = index.cast %b : index to offset
-  %z = index.constant 0 : offset
-  %sv = buffer.view %src[%off] : buffer -> view<4xi8>
-  %n = index.constant 64 : offset
-  %s = buffer.alloca %n {base_alignment = 16, memory_space = workgroup} : buffer
-  %tile = buffer.view %s[%z] : buffer -> view<8x8xi8>
-  %t = kernel.async.gather %sv to %tile {cache_scope = cu, cache_temporal = regular} : view<4xi8> to view<8x8xi8> -> kernel.async.token
-  %g = kernel.async.group %t : kernel.async.token -> kernel.async.group
-  kernel.async.wait %g {newer_groups = 0} : kernel.async.group
-  %ov = buffer.view %out[%z] : buffer -> view<8x8xi8>
-  %i = index.constant 0 : index
-  %x = view.load %tile[%lane, %i] : view<8x8xi8> -> i8
-  view.store %x, %ov[%lane, %i] : i8, view<8x8xi8>
-  kernel.return
-}
-"""
+    text = (KERNELS / "async_gather.loom").read_text()
     src = np.arange(32, dtype=np.uint8)
     (_, out), result, _ = run_both(text, [src, np.zeros(64, np.uint8)])
     np.testing.assert_array_equal(out.reshape(8, 8)[:, 0], src.reshape(8, 4)[:, 0])
 
 
 def test_pack_lays_ranges_out_at_their_alignments() -> None:
-    text = """target.generic<reference> @t
-
-kernel.def target(@t) @k() {
-  %c1 = index.constant 1 : index
-  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%c1, %c1, %c1) : index
-} launch(%out: buffer) {
-  %a = index.constant 13 : offset
-  %b = index.constant 20 : offset
-  %c = index.constant 1 : offset
-  %total, %o0, %o1, %o2 = buffer.pack %a, %b, %c {minimum_alignments = [4, 16, 1]} : offset, offset, offset, offset
-  %z = index.constant 0 : offset
-  %v = buffer.view %out[%z] : buffer -> view<4xoffset>
-  view.store %total, %v[0] : offset, view<4xoffset>
-  view.store %o0, %v[1] : offset, view<4xoffset>
-  view.store %o1, %v[2] : offset, view<4xoffset>
-  view.store %o2, %v[3] : offset, view<4xoffset>
-  kernel.return
-}
-"""
+    text = (KERNELS / "buffer_pack.loom").read_text()
     (out,), _, _ = run_both(text, [np.zeros(4, np.int64)])
     np.testing.assert_array_equal(out, [48, 0, 16, 36])

@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from collective_kernels import SUBGROUP, run_both, unary_kernel  # noqa: E402
+from interp_helpers import KERNELS  # noqa: E402
 
 N, WG = 64, 32
 RNG = np.random.default_rng(7)
@@ -254,23 +255,7 @@ def test_ops_without_meaning_here_say_so_at_run_time() -> None:
     from loom.format.text.parser import parse_module
     from loom.interp import launch
 
-    text = """target.generic<reference> @t
-
-kernel.def target(@t) @k() {
-  %c1 = index.constant 1 : index
-  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%c1, %c1, %c1) : index
-} launch(%src: buffer, %m: i32) {
-  %z = index.constant 0 : offset
-  %n = index.constant 64 : offset
-  %s = buffer.alloca %n {base_alignment = 16, memory_space = workgroup} : buffer
-  %sv = buffer.view %src[%z] : buffer -> view<4xi8>
-  %dv = buffer.view %s[%z] : buffer -> view<4xi8>
-  %t = kernel.async.cluster.gather %sv to %dv using %m {cache_scope = cu, cache_temporal = regular} : view<4xi8> to view<4xi8>, i32 -> kernel.async.token
-  %g = kernel.async.group %t : kernel.async.token -> kernel.async.group
-  kernel.async.wait %g {newer_groups = 0} : kernel.async.group
-  kernel.return
-}
-"""
+    text = (KERNELS / "cluster_gather.loom").read_text()
     module = parse_module(text)
     with pytest.raises(LoomRuntimeError, match="not executable on the reference target") as e:
         launch(module, "k", args=[np.zeros(4, np.uint8), 1])
