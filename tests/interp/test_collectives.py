@@ -260,3 +260,26 @@ def test_ops_without_meaning_here_say_so_at_run_time() -> None:
     with pytest.raises(LoomRuntimeError, match="not executable on the reference target") as e:
         launch(module, "k", args=[np.zeros(4, np.uint8), 1])
     assert e.value.diagnostics[0].code == "RUNTIME/011"
+
+
+def test_stepper_undoes_collectives_exactly() -> None:
+    from loom.format.text.parser import parse_module
+    from loom.interp import Stepper
+
+    text = unary_kernel(
+        "%r = kernel.subgroup.scan<addi> %x {direction = forward, mode = inclusive} : i32",
+        "i32",
+        "i32",
+        16,
+        16,
+    )
+    data, out = INTS[:16].copy(), np.zeros(16, np.int32)
+    s = Stepper(parse_module(text), "k", args=[data, out])
+    s.run()
+    done = out.copy()
+    np.testing.assert_array_equal(done, np.cumsum(rows(data, 8), axis=1).reshape(-1))
+    while s.step_back():
+        pass
+    assert not out.any()
+    s.run()
+    np.testing.assert_array_equal(out, done)
