@@ -3,6 +3,7 @@ subgroup/workgroup collectives, asynchronous transfers and host launch programs.
 
 from loom.dialects import _kernel_async as _async
 from loom.dialects import _kernel_collectives as _collectives
+from loom.dialects._memory import facts
 from loom.dialects._shapes import DIMENSION, MEMORY_SPACE, ORDERING, SCOPE
 from loom.dsl import (
     BUFFER_T,
@@ -380,6 +381,23 @@ CLUSTER_FLAT_ID = op(
 
 
 def _verify_storage(op, ctx) -> list[Violation]:  # noqa: ANN001
+    kernel = facts(ctx).arg_owner.get(op.operands[0].id) if op.operands else None
+    for top in ctx.module.ops if kernel is None else ():
+        if top.name == KERNEL_DEF.name and any(
+            o is op for r in top.regions for b in r.blocks for o in b.ops
+        ):
+            kernel = top
+    if kernel is not None and kernel.regions:
+        config = kernel.regions[0].blocks[-1].ops[-1] if kernel.regions[0].blocks else None
+        if config is not None and not ctx.operand_values(config, "dynamic_workgroup_storage"):
+            return [
+                Violation(
+                    "STRUCTURE/056",
+                    "needs an explicit dynamic_workgroup_storage launch clause, including zero "
+                    '{constraint="an explicit dynamic_workgroup_storage launch clause, '
+                    'including zero"}',
+                )
+            ]
     a = op.attributes.get("base_alignment")
     if isinstance(a, int) and (a <= 0 or a & (a - 1)):
         return [
@@ -422,7 +440,6 @@ WORKGROUP_STORAGE = op(
         )
     ],
     verifier=_verify_storage,
-    verifier_cacheable=True,
 )
 
 _SIGNATURE = dict(arg_source=ArgSource.PAIRS, single_block=True)
@@ -673,10 +690,29 @@ LAUNCH_YIELD = op(
 )
 
 
+_SCHEDULE_CHILDREN = ("kernel.launch", "kernel.dispatch", *_SCHEDULES, "kernel.launch.yield")
+
+
+def _verify_schedule(op, ctx) -> list[Violation]:  # noqa: ANN001
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                if child.name not in _SCHEDULE_CHILDREN:
+                    return [
+                        Violation(
+                            "STRUCTURE/029",
+                            f"holds '{child.name}': the direct children of a kernel launch "
+                            "schedule are launches, dispatches and schedules",
+                        )
+                    ]
+    return []
+
+
 def _schedule(name: str, doc: str) -> OpDef:
     return op(
         name,
         doc,
+        verifier=_verify_schedule,
         regions=[RegionDef("body", terminator="kernel.launch.yield", implicit_terminator=True)],
         traits=[NoAncestor("kernel.def"), MemoryEffect(reads=True, writes=True)],
         format=[RegionRef("body")],
