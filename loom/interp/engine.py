@@ -619,6 +619,7 @@ class GridContext(BaseContext):
         ]
         flat = (np.stack(pos, axis=1)[:, :, None] + np.arange(size)).reshape(-1)
         transfers.mark_in_flight(buf.shadow, flat)
+        self.findings.in_flight.setdefault(buf.uid, set()).update(flat.tolist())
 
     def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
         """Atomic read-modify-write of one element per active lane, in ascending lane order

@@ -224,6 +224,8 @@ class Findings:
         self.program = program
         self.coords_of = coords_of
         self.items: dict[tuple, list] = {}
+        self.in_flight: dict[int, set[int]] = {}
+        """Buffer uid -> bytes an asynchronous transfer writes at a later wait."""
         self.atomic_steps: set[int] = set()
         """Step indices of atomic accesses (they do not race with each other)."""
 
@@ -473,6 +475,17 @@ def _atomic_pairs(f: Findings, step: Any, atomic: bool, prev_op: Any, bad: np.nd
     return bad
 
 
+def uninitialised_text(in_flight: dict, buf: Any, byte: int) -> str:
+    """The finding text of a read of an undefined byte (in flight or never written)."""
+    text = f"reads uninitialised memory (byte {byte} of {buf.name})"
+    if byte in in_flight.get(buf.uid, ()):
+        text += (
+            "; an asynchronous transfer writes it only when a wait completes its group, so "
+            "read it after the wait"
+        )
+    return text
+
+
 def check_read(
     f: Findings,
     step: Any,
@@ -509,8 +522,7 @@ def check_read(
                 "SANITIZE/001",
                 step,
                 int(_item_ids(items, n)[k[0]]),
-                f"reads uninitialised memory (byte {ix.byte_at(int(k[0]), int(k[1]))} "
-                f"of {buf.name})",
+                uninitialised_text(f.in_flight, buf, ix.byte_at(int(k[0]), int(k[1]))),
                 count=n_bad,
             )
     key = ix.key(items)

@@ -28,6 +28,7 @@ from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import coords_text, format_lane, op_diagnostic, runtime_error
+from loom.interp.sanitizer import uninitialised_text
 from loom.ir import Module, Operation, ScalarType
 from loom.verify import op_source_range
 
@@ -157,6 +158,7 @@ class _ItemContext(BaseContext):
             if p >= 0 and p + size <= buf.length:
                 self.s._log((buf, p, buf.data[p : p + size].copy(), init[p : p + size].copy()))
                 init[p : p + size] = False
+                self.s._in_flight.setdefault(buf.uid, set()).update(range(p, p + size))
 
     def retire(self, step: Any, leaving: Any) -> None:
         if bool(leaving):
@@ -240,6 +242,7 @@ class Stepper:
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
         self._queues: dict[int, Any] = {}
+        self._in_flight: dict[int, set[int]] = {}
         self._subgroup = self.plan.subgroup_size()
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
@@ -526,7 +529,7 @@ class Stepper:
                 step,
                 DiagnosticSeverity.ERROR,
                 "SANITIZE/001",
-                f"reads uninitialised memory (byte {p} of {buf.name}) by "
+                f"{uninitialised_text(self._in_flight, buf, p)} by "
                 f"{coords_text((it.wg, it.local))}",
             )
             self.findings.append(d)

@@ -134,6 +134,9 @@ def test_reading_copied_bytes_before_the_wait_is_a_finding() -> None:
     s = Stepper(module, "k", args=[src.copy(), np.zeros(16, np.int32)])
     s.run()
     assert ("SANITIZE/001", line) in [(d.code, d.range.line) for d in s.findings]
+    for findings in (r.findings, s.findings):
+        early = next(d for d in findings if d.range.line == line)
+        assert "asynchronous transfer" in early.message and "after the wait" in early.message
 
 
 def test_gather_puts_each_lanes_bytes_in_its_slot() -> None:
