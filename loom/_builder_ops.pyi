@@ -18,7 +18,7 @@ class TargetBuilder(DialectBuilder):
 class KernelBuilder(DialectBuilder):
     def def_(self, *, retain: Any = None, target: Any = None, export_symbol: Any = None, export_linkage: Any = None, callee: Any, predicates: Any = None, config_args: Any = None, args: Any = None, config: Region | None = None, body: Region | None = None, location_id: int | None = None) -> None:
         """A dispatchable kernel: a config region computing the launch grid, then the device body."""
-    def config(self, *, workgroup_count_x: Value, workgroup_count_y: Value, workgroup_count_z: Value, workgroup_size_x: Value, workgroup_size_y: Value, workgroup_size_z: Value, workgroup_cluster_size_x: Value | None = None, workgroup_cluster_size_y: Value | None = None, workgroup_cluster_size_z: Value | None = None, location_id: int | None = None) -> None:
+    def config(self, *, workgroup_count_x: Value, workgroup_count_y: Value, workgroup_count_z: Value, workgroup_size_x: Value, workgroup_size_y: Value, workgroup_size_z: Value, workgroup_cluster_size_x: Value | None = None, workgroup_cluster_size_y: Value | None = None, workgroup_cluster_size_z: Value | None = None, dynamic_workgroup_storage: Value | None = None, location_id: int | None = None) -> None:
         """Ends a kernel's config region with the grid size (in workgroups) and the workgroup size."""
     def return_(self, *, location_id: int | None = None) -> None:
         """Ends a kernel body (or the region of kernel.exit)."""
@@ -38,6 +38,94 @@ class KernelBuilder(DialectBuilder):
         """If the condition holds, runs the optional region and ends the workitem."""
     def assert_(self, *, condition: Value, message: Any = None, location_id: int | None = None) -> None:
         """Traps with the optional message when the condition is false."""
+    def copy(self, *, source: Value, dest: Value, cache_scope: Any, cache_temporal: Any, direction: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Starts copying the bytes of the source view into the dest view (equal static footprints); they become visible at the wait of the token's group."""
+    def async_copy_mask(self, *, source: Value, dest: Value, predicate: Value, cache_scope: Any, cache_temporal: Any, direction: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """kernel.async.copy under a predicate: when false nothing is accessed and the token is complete at once."""
+    def async_gather(self, *, source: Value, dest: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Subgroup collective: lane L's source bytes go to slot L of the dest tile (leading lane axis); visible at the wait."""
+    def async_gather_mask(self, *, source: Value, dest: Value, predicate: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """kernel.async.gather under a per-lane predicate (false lanes copy nothing)."""
+    def group(self, *, tokens: Sequence[Value] | None = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Commits the tokens, in program order, as one group; the group completes when all its transfers do."""
+    def wait(self, *, group: Value, newer_groups: Any, location_id: int | None = None) -> None:
+        """Completes the group and every older group, leaving at most `newer_groups` younger groups in flight; their bytes are visible afterwards. Not a barrier."""
+    def descriptor(self, *, dgroups: Sequence[Value] | None = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Bundles two or four AMDGPU tensor dgroups (D1 is vector<8xi32>, the others vector<4xi32>) into a descriptor value; not executable on the reference target."""
+    def async_tensor_load_to_lds(self, *, source: Value, dest: Value, descriptor: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """AMDGPU (gfx1250) tensor load of a global tile into workgroup memory, described by an LDS descriptor; not executable on the reference target."""
+    def async_tensor_store_from_lds(self, *, source: Value, dest: Value, descriptor: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """AMDGPU (gfx1250) tensor store of a workgroup-memory tile to global memory; not executable on the reference target."""
+    def async_cluster_gather(self, *, source: Value, dest: Value, cluster_mask: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """One global read of 1, 4, 8 or 16 bytes delivered to the dest of every workgroup of the cluster named by the mask's bits."""
+    def async_cluster_gather_mask(self, *, source: Value, dest: Value, cluster_mask: Value, predicate: Value, cache_scope: Any, cache_temporal: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """kernel.async.cluster.gather under a predicate."""
+    def subgroup_id(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The subgroup's index within its workgroup (flat workitem id divided by the width)."""
+    def subgroup_count(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """How many subgroups the workgroup has (the last one may be partial)."""
+    def subgroup_size(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The subgroup width of the target, inactive lanes included."""
+    def subgroup_lane_id(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The workitem's lane within its subgroup (flat workitem id modulo the width)."""
+    def shuffle(self, *, value: Value, offset: Value, width: Value, mode: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Reads the value of another lane of the subgroup (xor, up, down or index addressing within segments of `width` lanes); `valid` is false when that lane is out of range."""
+    def broadcast(self, *, value: Value, lane: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Every lane receives the value held by lane `lane` of the subgroup."""
+    def first(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Every lane receives the value of the lowest active lane of the subgroup."""
+    def subgroup_reduce(self, *, value: Value, kind: Any, cluster_size: Any = None, cluster_stride: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Combines the value over the active lanes of the subgroup (or of each lane cluster); every lane receives the result."""
+    def subgroup_scan(self, *, value: Value, kind: Any, cluster_size: Any = None, cluster_stride: Any = None, direction: Any, mode: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Prefix-combines the value over the active lanes in lane order (reverse: from the highest lane); exclusive scans leave out the lane's own value."""
+    def subgroup_vote_any(self, *, predicate: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True on every lane when the predicate holds on some active lane of the subgroup."""
+    def subgroup_vote_all(self, *, predicate: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True on every lane when the predicate holds on every active lane of the subgroup."""
+    def ballot(self, *, predicate: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A mask whose bit i is set when lane i is active and its predicate holds."""
+    def subgroup_active_mask(self, *, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A mask with one bit set per active lane of the subgroup."""
+    def subgroup_match_any(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Per lane, the mask of active lanes whose value equals this lane's value."""
+    def subgroup_match_all(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Whether every active lane holds the same value, with the mask of active lanes when they do (else 0)."""
+    def workgroup_reduce(self, *, value: Value, kind: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Combines the value over the workgroup's workitems; every workitem receives the result."""
+    def workgroup_scan(self, *, value: Value, kind: Any, direction: Any, mode: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Prefix-combines the value over the workgroup in flat workitem order."""
+    def workgroup_vote_any(self, *, predicate: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True on every workitem when the predicate holds on some workitem of the workgroup."""
+    def workgroup_vote_all(self, *, predicate: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True on every workitem when the predicate holds on every workitem of the workgroup."""
+    def workgroup_vote_count(self, *, predicate: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """How many workitems of the workgroup have the predicate true."""
+    def cluster_id(self, *, dimension: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The cluster's coordinate in the grid (workgroup.id = cluster.id * cluster.size + cluster.workgroup.id)."""
+    def cluster_workgroup_id(self, *, dimension: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The workgroup's coordinate inside its cluster (0 when the launch is not clustered)."""
+    def cluster_workgroup_flat_id(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The workgroup's row-major rank inside its cluster, x fastest."""
+    def cluster_size(self, *, dimension: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The cluster extent in workgroups (1 when the launch is not clustered)."""
+    def cluster_count(self, *, dimension: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """How many clusters the grid has along a dimension (workgroup.count / cluster.size)."""
+    def decl(self, *, retain: Any = None, target: Any = None, export_symbol: Any = None, export_linkage: Any = None, callee: Any, predicates: Any = None, workload_args: Any = None, launch_args: Any = None, workload: Region | None = None, launch: Region | None = None, location_id: int | None = None) -> None:
+        """A kernel defined elsewhere: its workload and launch signatures, for launching it."""
+    def entry_decl(self, *, retain: Any = None, target: Any = None, callee: Any, launch_args: Any = None, launch: Region | None = None, location_id: int | None = None) -> None:
+        """An executable entry point defined elsewhere (no workload or config): dispatch it."""
+    def launch(self, *, workloads: Sequence[Value] | None = None, arguments: Sequence[Value] | None = None, callee: Any, location_id: int | None = None) -> None:
+        """From host code: runs a kernel's config on the workloads, then its body over the grid with the arguments; complete before the next op."""
+    def dispatch(self, *, workgroup_counts: Sequence[Value] | None = None, arguments: Sequence[Value] | None = None, workgroup_size: Sequence[Value] | None = None, callee: Any, location_id: int | None = None) -> None:
+        """From host code: runs an entry point over explicit workgroup counts (1-3 index values or one view<3xi32> read at dispatch time), optionally with a workgroup size."""
+    def yield_(self, *, location_id: int | None = None) -> None:
+        """Ends a launch schedule region (implicit, never printed)."""
+    def serial(self, *, body: Region | None = None, location_id: int | None = None) -> None:
+        """Runs the launches of its region one after another."""
+    def concurrent(self, *, body: Region | None = None, location_id: int | None = None) -> None:
+        """Runs the launches of its region with no mutual ordering; all are joined at the end."""
+    def storage(self, *, byte_length: Value, base_alignment: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Borrows this workgroup's dynamic workgroup-memory tail (requested by the launch's dynamic_workgroup_storage clause) as a buffer of the given length."""
 
 class IndexBuilder(DialectBuilder):
     def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -330,6 +418,12 @@ class BufferBuilder(DialectBuilder):
         """Compares two byte ranges lexicographically as unsigned bytes: -1, 0 or 1."""
     def alloca(self, *, byte_length: Value, memory_space: Any, base_alignment: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Fresh uninitialised scratch storage per execution (workgroup memory is per workgroup)."""
+    def pack(self, *, byte_lengths: Sequence[Value] | None = None, minimum_alignments: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Lays byte ranges out one after another, each at the next multiple of its alignment: the total length (rounded up to the largest alignment) and each range's offset. Pure."""
+    def same_root(self, *, buffer: Value, root: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Returns the buffer unchanged, asserting it names the same allocation as `root`."""
+    def fence(self, *, scope: Any, ordering: Any, location_id: int | None = None) -> None:
+        """Orders this workitem's memory accesses (acquire/release) at a scope; no rendezvous, and it does not complete asynchronous transfers."""
 
 class ViewBuilder(DialectBuilder):
     def load(self, *, view: Value, indices: Sequence[Value] | None = None, memory_flags: Any = None, cache_scope: Any = None, cache_temporal: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -338,6 +432,20 @@ class ViewBuilder(DialectBuilder):
         """Writes one element at a full-rank logical index."""
     def subview(self, *, source: Value, offsets: Sequence[Value] | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A view whose origin moves by logical offsets; extents come from the result type."""
+    def refine(self, *, source: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same view with more precise type facts (static extents for dynamic ones, a layout); a false assertion is an invalid program."""
+    def reduce(self, *, value: Value, view: Value, indices: Sequence[Value] | None = None, kind: Any, memory_flags: Any = None, cache_scope: Any = None, cache_temporal: Any = None, ordering: Any, scope: Any, location_id: int | None = None) -> None:
+        """Atomically combines the value into one element (no result): xchg kinds are rmw-only."""
+    def rmw(self, *, value: Value, view: Value, indices: Sequence[Value] | None = None, kind: Any, memory_flags: Any = None, cache_scope: Any = None, cache_temporal: Any = None, ordering: Any, scope: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Atomically combines the value into one element and returns the element's old value."""
+    def cmpxchg(self, *, expected: Value, replacement: Value, view: Value, indices: Sequence[Value] | None = None, cache_scope: Any = None, cache_temporal: Any = None, failure_ordering: Any, scope: Any, success_ordering: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Atomically replaces one element when its bits equal `expected`'s; returns the old value (success is bits(old) == bits(expected))."""
+    def prefetch(self, *, view: Value, indices: Sequence[Value] | None = None, intent: Any, locality: Any, location_id: int | None = None) -> None:
+        """A hint that an element will soon be read or written; no effect on memory, never faults."""
+    def atomic_load(self, *, view: Value, indices: Sequence[Value] | None = None, cache_scope: Any = None, cache_temporal: Any = None, ordering: Any, scope: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """An indivisible read of one element with an ordering at a scope (never merged or removed)."""
+    def atomic_store(self, *, value: Value, view: Value, indices: Sequence[Value] | None = None, cache_scope: Any = None, cache_temporal: Any = None, ordering: Any, scope: Any, location_id: int | None = None) -> None:
+        """An indivisible write of one element with an ordering at a scope."""
 
 class FuncBuilder(DialectBuilder):
     def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:

@@ -90,8 +90,14 @@ def _cached_words(reg: OpRegistry) -> LoomWords:
     for d in reg:
         _decl_words(d, keywords, constants, attributes)
     types = set(SCALAR_TYPES) | {
-        k.value for k in TypeKind if k not in (TypeKind.SCALAR, TypeKind.FUNCTION)
+        k.value for k in TypeKind if k not in (TypeKind.SCALAR, TypeKind.FUNCTION, TypeKind.OPAQUE)
     }
+    # dialect types (``kernel.async.token``) are named by the constraints that fix them
+    for d in reg:
+        for f in (*d.operands, *d.results):
+            fixed = f.constraint.fixed
+            if fixed is not None and fixed.kind is TypeKind.OPAQUE:
+                types.add(str(fixed))
     words = {w for w in keywords if w.replace("_", "a").isalnum()}
     return LoomWords(
         ops=frozenset(reg.names),
@@ -114,7 +120,10 @@ def _word_token(words: LoomWords, text: str) -> _TokenType:
 
 def _dotted(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType, str]]:
     text = match.group(0)
-    token = Name.Builtin if text in lexer.words.ops else Name.Other
+    words = lexer.words
+    token = (
+        Name.Builtin if text in words.ops else Keyword.Type if text in words.types else Name.Other
+    )
     yield match.start(), token, text
 
 

@@ -1,9 +1,9 @@
 """buffer: untyped storage roots, raw byte access and facts about roots."""
 
-from loom.dialects._shapes import MEMORY_SPACE
+from loom.dialects._memory import BYTE_SCALAR_TEXT, FENCE_ORDERING, facts, is_byte_scalar
+from loom.dialects._shapes import MEMORY_SPACE, SCOPE
 from loom.dsl import (
     BUFFER_T,
-    BYTE_PATTERN,
     I32_T,
     OFFSET_T,
     VIEW,
@@ -24,6 +24,7 @@ from loom.dsl import (
     SameTypeAt,
     Subscript,
     TemplateParam,
+    TypeConstraint,
     TypeOf,
     TypesOf,
     Violation,
@@ -107,10 +108,49 @@ def _power_of_two(op, attr: str) -> list[Violation]:  # noqa: ANN001
         return [
             Violation(
                 "STRUCTURE/014",
-                f"attribute '{attr}' value {value} must be a positive power of two",
+                f"attribute '{attr}' value {value} must be a positive power-of-two byte alignment",
                 attr,
             )
         ]
+    return []
+
+
+BYTE_PATTERN = TypeConstraint(
+    f"an 8/16/32/64-bit scalar pattern ({BYTE_SCALAR_TEXT})", is_byte_scalar
+)
+
+
+def _space_number(space: object) -> int:
+    return MEMORY_SPACE.cases.index(space) if space in MEMORY_SPACE.cases else -1
+
+
+def _verify_assumed_space(op, ctx) -> list[Violation]:  # noqa: ANN001
+    space = op.attributes.get("memory_space")
+    if space == "unknown":
+        return [
+            Violation(
+                "STRUCTURE/014",
+                "attribute 'memory_space' value unknown (0) must be a concrete memory space",
+                "memory_space",
+            )
+        ]
+    if op.operands:
+        producer = facts(ctx).producer.get(op.operands[0].id)
+        known = (
+            producer.attributes.get("memory_space")
+            if producer is not None and producer.name in (ALLOCA.name, MEMORY_SPACE_OP.name)
+            else None
+        )
+        if known is not None and known != space:
+            return [
+                Violation(
+                    "STRUCTURE/014",
+                    f"attribute 'memory_space' value {space} ({_space_number(space)}) "
+                    f"contradicts the existing memory-space fact {_space_number(known)} "
+                    f"({known})",
+                    "memory_space",
+                )
+            ]
     return []
 
 
@@ -138,6 +178,7 @@ MEMORY_SPACE_OP = op(
     format=[TemplateParam("memory_space"), Ref("buffer"), Kw(":"), TypeOf("result")],
     legacy_formats=[[Ref("buffer"), AttrDict(), Kw(":"), TypeOf("result")]],
     examples=[Example("%g = buffer.assume.memory_space<global> %b : buffer", "%b: buffer")],
+    verifier=_verify_assumed_space,
 )
 
 LENGTH = op(
@@ -235,7 +276,9 @@ COMPARE = op(
     ],
 )
 
-_ALLOCA_SPACES = ("global", "workgroup", "private", "host", "generic")
+_ALLOCA_SPACES = ("workgroup", "private")
+"""What the stored upstream corpus allows (its newest declaration also lists global, host and
+generic; the reference interpreter has workgroup and private scratch only)."""
 
 
 def _verify_alloca(op, ctx) -> list[Violation]:  # noqa: ANN001
@@ -244,8 +287,8 @@ def _verify_alloca(op, ctx) -> list[Violation]:  # noqa: ANN001
         return [
             Violation(
                 "STRUCTURE/014",
-                f"attribute 'memory_space' value {space} must be one "
-                f"of {', '.join(_ALLOCA_SPACES)}",
+                f"attribute 'memory_space' value {space} ({_space_number(space)}) must be "
+                "workgroup or private memory space",
                 "memory_space",
             )
         ]
@@ -262,16 +305,112 @@ ALLOCA = op(
     ],
     results=[Result("result", BUFFER_T)],
     traits=[MemoryEffect(writes=True)],
-    format=[
-        TemplateParam("memory_space"),
-        OptionalGroup("base_alignment", Clause("align", Attr("base_alignment"))),
-        Ref("byte_length"),
-        Kw(":"),
-        TypeOf("result"),
+    # upstream's corpora print the dictionary form; the template/clause form also parses
+    format=[Ref("byte_length"), AttrDict(), Kw(":"), TypeOf("result")],
+    legacy_formats=[
+        [
+            TemplateParam("memory_space"),
+            OptionalGroup("base_alignment", Clause("align", Attr("base_alignment"))),
+            Ref("byte_length"),
+            Kw(":"),
+            TypeOf("result"),
+        ]
     ],
-    legacy_formats=[[Ref("byte_length"), AttrDict(), Kw(":"), TypeOf("result")]],
-    examples=[Example("%s = buffer.alloca<workgroup> align(64) %bytes : buffer", "%bytes: offset")],
+    examples=[
+        Example(
+            "%s = buffer.alloca %bytes {base_alignment = 64, memory_space = workgroup} : buffer",
+            "%bytes: offset",
+        )
+    ],
     verifier=_verify_alloca,
+)
+
+
+def _verify_pack(op, ctx) -> list[Violation]:  # noqa: ANN001
+    n = len(op.operands)
+    if not n:
+        return [
+            Violation(
+                "STRUCTURE/014",
+                "attribute 'byte_lengths' count 0: needs at least one physical byte range",
+                "byte_lengths",
+            )
+        ]
+    aligns = op.attributes.get("minimum_alignments") or ()
+    if len(aligns) != n:
+        return [
+            Violation(
+                "STRUCTURE/014",
+                f"attribute 'minimum_alignments' has {len(aligns)} entries; needs one entry per "
+                "byte length",
+                "minimum_alignments",
+            )
+        ]
+    for i, a in enumerate(aligns):
+        if a <= 0 or a & (a - 1):
+            return [
+                Violation(
+                    "STRUCTURE/014",
+                    f"attribute 'minimum_alignments[{i}]' value {a} must be a positive "
+                    "power-of-two byte alignment",
+                    "minimum_alignments",
+                )
+            ]
+    return []
+
+
+PACK = op(
+    "buffer.pack",
+    "Lays byte ranges out one after another, each at the next multiple of its alignment: the "
+    "total length (rounded up to the largest alignment) and each range's offset. Pure.",
+    operands=[Operand("byte_lengths", OFFSET_T, variadic=True)],
+    attrs=[AttrDef("minimum_alignments", AttrKind.I64_ARRAY)],
+    results=[
+        Result("total_byte_length", OFFSET_T),
+        Result("byte_offsets", OFFSET_T, variadic=True),
+    ],
+    traits=[Pure()],
+    # upstream spells `[align(16) %a, align(256) %b] : offset`; until a format element for
+    # per-entry attribute lists exists, the alignments go in the attribute dictionary and
+    # every result type is written
+    format=[
+        Refs("byte_lengths"),
+        AttrDict(),
+        Kw(":"),
+        TypesOf("total_byte_length", "byte_offsets"),
+    ],
+    examples=[
+        Example(
+            "%total, %h, %p = buffer.pack %a, %b {minimum_alignments = [16, 256]}"
+            " : offset, offset, offset",
+            "%a: offset, %b: offset",
+        )
+    ],
+    verifier=_verify_pack,
+    verifier_cacheable=True,
+)
+
+SAME_ROOT = op(
+    "buffer.assume.same_root",
+    "Returns the buffer unchanged, asserting it names the same allocation as `root`.",
+    operands=[Operand("buffer", BUFFER_T), Operand("root", BUFFER_T)],
+    results=[Result("result", BUFFER_T)],
+    traits=[Pure()],
+    format=[Ref("buffer"), Kw(","), Ref("root"), Kw(":"), TypeOf("result")],
+    examples=[Example("%s = buffer.assume.same_root %b, %r : buffer", "%b: buffer, %r: buffer")],
+)
+
+FENCE = op(
+    "buffer.fence",
+    "Orders this workitem's memory accesses (acquire/release) at a scope; no rendezvous, and "
+    "it does not complete asynchronous transfers.",
+    attrs=[
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+        AttrDef("ordering", AttrKind.ENUM, enum=FENCE_ORDERING),
+    ],
+    traits=[MemoryEffect(reads=True, writes=True)],
+    format=[Clause("scope", Attr("scope")), Clause("ordering", Attr("ordering"))],
+    examples=[Example("buffer.fence scope(device) ordering(release)")],
 )
 
 OPS = (
@@ -286,4 +425,7 @@ OPS = (
     FILL,
     COMPARE,
     ALLOCA,
+    PACK,
+    SAME_ROOT,
+    FENCE,
 )

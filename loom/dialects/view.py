@@ -1,6 +1,17 @@
 """view: typed logical element access through views."""
 
-from loom.dialects._shapes import SCOPE
+from loom.dialects._memory import (
+    ATOMIC_KIND,
+    BYTE_SCALAR_TEXT,
+    FLOAT_ATOMIC_KINDS,
+    LOAD_ORDERING,
+    ORDERINGS,
+    STORE_ORDERING,
+    cache_attrs,
+    cache_policy,
+    is_byte_scalar,
+)
+from loom.dialects._shapes import ORDERING, SCOPE
 from loom.dsl import (
     INDEX_T,
     SCALAR,
@@ -18,8 +29,10 @@ from loom.dsl import (
     Operand,
     Pure,
     Ref,
-    RequiresTogether,
     Result,
+    SameType,
+    TemplateParam,
+    TypeConstraint,
     TypeOf,
     Violation,
     op,
@@ -27,7 +40,10 @@ from loom.dsl import (
 from loom.ir import DYNAMIC_INDEX, ShapedType, StaticDim
 
 MEMORY_FLAGS = FlagSetDef("memory_flags", ("volatile",))
-TEMPORAL = EnumDef("cache_temporal", ("normal", "non_temporal", "last_use", "streaming"))
+ATOMIC_FLAGS = FlagSetDef("memory_flags", ("noftz",))
+PREFETCH_INTENT = EnumDef("intent", ("read", "write"))
+PREFETCH_LOCALITY = EnumDef("locality", ("none", "l1", "l2", "l3"))
+BYTE_SCALAR = TypeConstraint(BYTE_SCALAR_TEXT, is_byte_scalar)
 
 
 def _index_count(op, ctx, view_field: str, index_field: str, static_attr: str) -> list[Violation]:  # noqa: ANN001
@@ -73,20 +89,17 @@ def _element_matches(op, ctx, view_field: str, value: object, label: str) -> lis
 
 
 def _verify_load(op, ctx) -> list[Violation]:  # noqa: ANN001
-    return _index_count(op, ctx, "view", "indices", "static_indices") or _element_matches(
-        op, ctx, "view", op.results[0] if op.results else None, "result"
+    return (
+        cache_policy(op, "load")
+        or _index_count(op, ctx, "view", "indices", "static_indices")
+        or _element_matches(op, ctx, "view", op.results[0] if op.results else None, "result")
     )
 
 
 def _verify_store(op, ctx) -> list[Violation]:  # noqa: ANN001
-    if op.attributes.get("cache_temporal") == "last_use":
-        return [
-            Violation(
-                "STRUCTURE/014",
-                "attribute 'cache_temporal' value last_use is a load-only hint",
-                "cache_temporal",
-            )
-        ]
+    problems = cache_policy(op, "store")
+    if problems:
+        return problems
     value = ctx.operand_values(op, "value")
     return _index_count(op, ctx, "view", "indices", "static_indices") or _element_matches(
         op, ctx, "view", value[0] if value else None, "value"
@@ -116,8 +129,7 @@ def _verify_subview(op, ctx) -> list[Violation]:  # noqa: ANN001
 _CACHE_ATTRS = [
     AttrDef("memory_flags", AttrKind.FLAGS, flags=MEMORY_FLAGS, optional=True),
     AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
-    AttrDef("cache_scope", AttrKind.ENUM, enum=SCOPE, optional=True),
-    AttrDef("cache_temporal", AttrKind.ENUM, enum=TEMPORAL, optional=True),
+    *cache_attrs(),
 ]
 
 LOAD = op(
@@ -126,7 +138,7 @@ LOAD = op(
     operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
     attrs=_CACHE_ATTRS,
     results=[Result("result", SCALAR)],
-    traits=[MemoryEffect(reads=True), RequiresTogether(("cache_scope", "cache_temporal"))],
+    traits=[MemoryEffect(reads=True)],
     format=[
         Flags("memory_flags"),
         Ref("view"),
@@ -157,7 +169,7 @@ STORE = op(
         Operand("indices", INDEX_T, variadic=True),
     ],
     attrs=_CACHE_ATTRS,
-    traits=[MemoryEffect(writes=True), RequiresTogether(("cache_scope", "cache_temporal"))],
+    traits=[MemoryEffect(writes=True)],
     format=[
         Flags("memory_flags"),
         Ref("value"),
@@ -202,4 +214,380 @@ SUBVIEW = op(
     verifier_cacheable=True,
 )
 
-OPS = (LOAD, STORE, SUBVIEW)
+
+def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
+    src = ctx.operand_values(op, "source")
+    if not src or not op.results:
+        return []
+    st, rt = src[0].type, op.results[0].type
+    if not (isinstance(st, ShapedType) and isinstance(rt, ShapedType)):
+        return []
+    if st.rank != rt.rank or st.element_type != rt.element_type:
+        return [
+            Violation(
+                "TYPE/004",
+                f"result type {rt} must keep the rank and element type of {st}",
+                "result",
+            )
+        ]
+    for a, b in zip(st.dims, rt.dims):
+        if isinstance(a, StaticDim) and isinstance(b, StaticDim) and a.size != b.size:
+            return [
+                Violation(
+                    "SHAPE/001",
+                    f"source static dimension {a.size} differs from result static dimension "
+                    f"{b.size}",
+                    "result",
+                )
+            ]
+    return []
+
+
+REFINE = op(
+    "view.refine",
+    "The same view with more precise type facts (static extents for dynamic ones, a layout); "
+    "a false assertion is an invalid program.",
+    operands=[Operand("source", VIEW)],
+    results=[Result("result", VIEW)],
+    traits=[Pure()],
+    format=[Ref("source"), Kw(":"), TypeOf("source"), Kw("->"), TypeOf("result")],
+    examples=[
+        Example(
+            "%r = view.refine %v : view<[%n]xf32> -> view<16xf32>",
+            "%n: index, %v: view<[%n]xf32>",
+        )
+    ],
+    verifier=_verify_refine,
+    verifier_cacheable=True,
+)
+
+
+def _atomic_rules(op, ctx, *, reduce: bool = False, kind: bool = True) -> list[Violation]:  # noqa: ANN001
+    out = cache_policy(op, "atomic")
+    k = op.attributes.get("kind")
+    if kind and isinstance(k, str):
+        views = ctx.operand_values(op, "view")
+        elem = (
+            views[0].type.element_type if views and isinstance(views[0].type, ShapedType) else None
+        )
+        if elem is not None:
+            if k in FLOAT_ATOMIC_KINDS and not elem.is_float:
+                out.append(
+                    Violation(
+                        "TYPE/003",
+                        f"kind {k} needs a floating-point element type for atomic kind, "
+                        f"found {elem}",
+                        "value",
+                    )
+                )
+            elif k not in FLOAT_ATOMIC_KINDS and elem.is_float:
+                out.append(
+                    Violation(
+                        "TYPE/003",
+                        f"kind {k} needs an integer element type for atomic kind, found {elem}",
+                        "value",
+                    )
+                )
+        if reduce and k in ("xchgi", "xchgf"):
+            out.append(
+                Violation(
+                    "STRUCTURE/014",
+                    f"attribute 'kind' value {k} ({ATOMIC_KIND.cases.index(k)}) must be a "
+                    "non-exchange atomic reduce kind",
+                    "kind",
+                )
+            )
+        if op.attributes.get("memory_flags") == "noftz" and k != "addf":
+            out.append(
+                Violation(
+                    "STRUCTURE/014",
+                    "attribute 'memory_flags': noftz requires floating-point atomic addition",
+                    "memory_flags",
+                )
+            )
+    return out
+
+
+def _indexed(view_field: str = "view"):  # noqa: ANN202
+    def check(op, ctx) -> list[Violation]:  # noqa: ANN001
+        value = ctx.operand_values(op, "value") or ctx.operand_values(op, "expected")
+        subject = value[0] if value else (op.results[0] if op.results else None)
+        return _index_count(op, ctx, view_field, "indices", "static_indices") or _element_matches(
+            op, ctx, view_field, subject, "value" if value else "result"
+        )
+
+    return check
+
+
+def _verify_rmw(reduce: bool):  # noqa: ANN202
+    def check(op, ctx) -> list[Violation]:  # noqa: ANN001
+        return _indexed()(op, ctx) or _atomic_rules(op, ctx, reduce=reduce)
+
+    return check
+
+
+_ATOMIC_ATTRS = [
+    AttrDef("kind", AttrKind.ENUM, enum=ATOMIC_KIND),
+    AttrDef("memory_flags", AttrKind.FLAGS, flags=ATOMIC_FLAGS, optional=True),
+    AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+    *cache_attrs(),
+    AttrDef("ordering", AttrKind.ENUM, enum=ORDERING),
+    AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+]
+_ATOMIC_HEAD = [
+    TemplateParam("kind"),
+    Flags("memory_flags"),
+    Ref("value"),
+    Kw(","),
+    Ref("view"),
+    IndexList("indices", "static_indices"),
+    AttrDict(),
+    Kw(":"),
+    TypeOf("value"),
+    Kw(","),
+    TypeOf("view"),
+]
+_ATOMIC_OPERANDS = [
+    Operand("value", BYTE_SCALAR),
+    Operand("view", VIEW),
+    Operand("indices", INDEX_T, variadic=True),
+]
+_AT = "%x: i32, %i: index, %v: view<16xi32>"
+
+ATOMIC_REDUCE = op(
+    "view.atomic.reduce",
+    "Atomically combines the value into one element (no result): xchg kinds are rmw-only.",
+    operands=_ATOMIC_OPERANDS,
+    attrs=_ATOMIC_ATTRS,
+    traits=[MemoryEffect(reads=True, writes=True)],
+    format=_ATOMIC_HEAD,
+    builder="reduce",
+    examples=[
+        Example(
+            "view.atomic.reduce<addi> %x, %v[%i] {ordering = relaxed, scope = device}"
+            " : i32, view<16xi32>",
+            _AT,
+        )
+    ],
+    verifier=_verify_rmw(True),
+    verifier_cacheable=True,
+)
+
+ATOMIC_RMW = op(
+    "view.atomic.rmw",
+    "Atomically combines the value into one element and returns the element's old value.",
+    operands=_ATOMIC_OPERANDS,
+    attrs=_ATOMIC_ATTRS,
+    results=[Result("result", BYTE_SCALAR)],
+    traits=[MemoryEffect(reads=True, writes=True), SameType(("value", "result"))],
+    format=[*_ATOMIC_HEAD, Kw("->"), TypeOf("result")],
+    builder="rmw",
+    examples=[
+        Example(
+            "%old = view.atomic.rmw<maxsi> %x, %v[%i] {ordering = acq_rel, scope = workgroup}"
+            " : i32, view<16xi32> -> i32",
+            _AT,
+        )
+    ],
+    verifier=_verify_rmw(False),
+    verifier_cacheable=True,
+)
+
+_FAILURE_OK = {
+    "relaxed": ("relaxed",),
+    "acquire": ("relaxed", "acquire"),
+    "release": ("relaxed",),
+    "acq_rel": ("relaxed", "acquire"),
+    "seq_cst": ("relaxed", "acquire", "seq_cst"),
+}
+
+
+def _verify_cmpxchg(op, ctx) -> list[Violation]:  # noqa: ANN001
+    problems = _indexed()(op, ctx) or _atomic_rules(op, ctx, kind=False)
+    if problems:
+        return problems
+    success = op.attributes.get("success_ordering")
+    failure = op.attributes.get("failure_ordering")
+    n = ORDERINGS.index(failure) if failure in ORDERINGS else -1
+    if failure in ("release", "acq_rel"):
+        return [
+            Violation(
+                "STRUCTURE/014",
+                f"attribute 'failure_ordering' value {failure} ({n}) must be a relaxed, "
+                "acquire, or seq_cst failure ordering",
+                "failure_ordering",
+            )
+        ]
+    if success in _FAILURE_OK and failure not in _FAILURE_OK[success]:
+        return [
+            Violation(
+                "STRUCTURE/014",
+                f"attribute 'failure_ordering' value {failure} ({n}) must be a failure "
+                f"ordering no stronger than success ordering {success}",
+                "failure_ordering",
+            )
+        ]
+    return []
+
+
+CMPXCHG = op(
+    "view.atomic.cmpxchg",
+    "Atomically replaces one element when its bits equal `expected`'s; returns the old value "
+    "(success is bits(old) == bits(expected)).",
+    operands=[
+        Operand("expected", BYTE_SCALAR),
+        Operand("replacement", BYTE_SCALAR),
+        Operand("view", VIEW),
+        Operand("indices", INDEX_T, variadic=True),
+    ],
+    attrs=[
+        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        *cache_attrs(),
+        AttrDef("failure_ordering", AttrKind.ENUM, enum=ORDERING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+        AttrDef("success_ordering", AttrKind.ENUM, enum=ORDERING),
+    ],
+    results=[Result("result", BYTE_SCALAR)],
+    traits=[
+        MemoryEffect(reads=True, writes=True),
+        SameType(("expected", "replacement", "result")),
+    ],
+    format=[
+        Ref("expected"),
+        Kw(","),
+        Ref("replacement"),
+        Kw(","),
+        Ref("view"),
+        IndexList("indices", "static_indices"),
+        AttrDict(),
+        Kw(":"),
+        TypeOf("result"),
+        Kw(","),
+        TypeOf("view"),
+        Kw("->"),
+        TypeOf("result"),
+    ],
+    builder="cmpxchg",
+    examples=[
+        Example(
+            "%old = view.atomic.cmpxchg %e, %x, %v[%i] {failure_ordering = relaxed,"
+            " scope = workgroup, success_ordering = acq_rel} : i32, view<16xi32> -> i32",
+            "%e: i32, " + _AT,
+        )
+    ],
+    verifier=_verify_cmpxchg,
+    verifier_cacheable=True,
+)
+
+PREFETCH = op(
+    "view.prefetch",
+    "A hint that an element will soon be read or written; no effect on memory, never faults.",
+    operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
+    attrs=[
+        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        AttrDef("intent", AttrKind.ENUM, enum=PREFETCH_INTENT),
+        AttrDef("locality", AttrKind.ENUM, enum=PREFETCH_LOCALITY),
+    ],
+    format=[
+        Ref("view"),
+        IndexList("indices", "static_indices"),
+        AttrDict(),
+        Kw(":"),
+        TypeOf("view"),
+    ],
+    examples=[
+        Example(
+            "view.prefetch %v[%i] {intent = read, locality = l2} : view<16xf32>",
+            "%i: index, %v: view<16xf32>",
+        )
+    ],
+    verifier=lambda op, ctx: _index_count(op, ctx, "view", "indices", "static_indices"),
+    verifier_cacheable=True,
+)
+
+
+def _verify_atomic_access(op, ctx) -> list[Violation]:  # noqa: ANN001
+    return _indexed()(op, ctx) or _atomic_rules(op, ctx, kind=False)
+
+
+ATOMIC_LOAD = op(
+    "view.atomic.load",
+    "An indivisible read of one element with an ordering at a scope (never merged or removed).",
+    operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
+    attrs=[
+        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        *cache_attrs(),
+        AttrDef("ordering", AttrKind.ENUM, enum=LOAD_ORDERING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+    ],
+    results=[Result("result", BYTE_SCALAR)],
+    traits=[MemoryEffect(reads=True)],
+    format=[
+        Ref("view"),
+        IndexList("indices", "static_indices"),
+        AttrDict(),
+        Kw(":"),
+        TypeOf("view"),
+        Kw("->"),
+        TypeOf("result"),
+    ],
+    builder="atomic_load",
+    examples=[
+        Example(
+            "%g = view.atomic.load %v[0] {ordering = acquire, scope = system} : view<1xi32> -> i32",
+            "%v: view<1xi32>",
+        )
+    ],
+    verifier=_verify_atomic_access,
+    verifier_cacheable=True,
+)
+
+ATOMIC_STORE = op(
+    "view.atomic.store",
+    "An indivisible write of one element with an ordering at a scope.",
+    operands=[
+        Operand("value", BYTE_SCALAR),
+        Operand("view", VIEW),
+        Operand("indices", INDEX_T, variadic=True),
+    ],
+    attrs=[
+        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        *cache_attrs(),
+        AttrDef("ordering", AttrKind.ENUM, enum=STORE_ORDERING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+    ],
+    traits=[MemoryEffect(writes=True)],
+    format=[
+        Ref("value"),
+        Kw(","),
+        Ref("view"),
+        IndexList("indices", "static_indices"),
+        AttrDict(),
+        Kw(":"),
+        TypeOf("value"),
+        Kw(","),
+        TypeOf("view"),
+    ],
+    builder="atomic_store",
+    examples=[
+        Example(
+            "view.atomic.store %x, %v[0] {ordering = release, scope = system} : i32, view<1xi32>",
+            "%x: i32, %v: view<1xi32>",
+        )
+    ],
+    verifier=_verify_atomic_access,
+    verifier_cacheable=True,
+)
+
+OPS = (
+    LOAD,
+    STORE,
+    SUBVIEW,
+    REFINE,
+    ATOMIC_REDUCE,
+    ATOMIC_RMW,
+    CMPXCHG,
+    PREFETCH,
+    ATOMIC_LOAD,
+    ATOMIC_STORE,
+)

@@ -24,6 +24,7 @@ import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.errors import LoomRuntimeError
+from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_scalar
@@ -630,6 +631,82 @@ class GridContext(BaseContext):
             return mask
         return self.live.copy() if mask is None else mask & self.live
 
+    # -------------------------------------------------------------- collectives and transfers
+
+    def collective(self, step: Any, scope: str, fn: Any, values: tuple) -> Any:
+        """A subgroup/workgroup collective over the active lanes (see loom.interp.collectives)."""
+        return collectives.grid_collective(self, step, scope, fn, values)
+
+    def subgroup_width(self) -> int:
+        """The target's subgroup size."""
+        return self.subgroup
+
+    def workgroup_items(self) -> int:
+        """Workitems per workgroup."""
+        return self.wg
+
+    def flat_local(self) -> Any:
+        """Flat workitem id inside its workgroup, per lane."""
+        if self.wg == 1:
+            return np.int64(0)
+        return self._per_shape("flat", lambda: np.tile(np.arange(self.wg, dtype=np.int64), self.ng))
+
+    def async_queue(self) -> Any:
+        """The chunk's committed asynchronous transfer groups."""
+        q = self.coords.get("async")
+        if q is None:
+            q = self.coords["async"] = transfers.AsyncQueue()
+        return q
+
+    def async_replace(self, queue: Any, state: tuple) -> None:
+        """Replace a queue's state (the stepper logs it for undo)."""
+        queue.state = state
+
+    def in_flight(self, step: Any, buf: Buf, addrs: list, size: int) -> None:
+        """Mark the destination bytes of a started transfer as not yet defined."""
+        if not self.sanitize or buf.shadow is None or not addrs:
+            return
+        lanes = (
+            np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
+        )
+        pos = [
+            np.broadcast_to(self._physical(buf, a[lanes] if np.ndim(a) else a, lanes), lanes.shape)
+            for a in addrs
+        ]
+        flat = (np.stack(pos, axis=1)[:, :, None] + np.arange(size)).reshape(-1)
+        transfers.mark_in_flight(buf.shadow, flat)
+        self.findings.in_flight.setdefault(buf.uid, set()).update(flat.tolist())
+
+    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+        """Atomic read-modify-write of one element per active lane, in ascending lane order
+        where lanes share an element; ``update(old, lanes) -> new`` works on memory values.
+        Returns every lane's old value. Atomics never race with each other (sanitizer)."""
+        size = dtype.itemsize
+        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
+        old_all = np.zeros(lanes.size, dtype=dtype)
+        if self.sanitize and buf.shadow is not None and lanes.size:
+            byte_pos = pos[:, None] + np.arange(size)
+            self._check(step, buf, byte_pos, lanes, None, atomic=True)
+        order = np.argsort(pos, kind="stable")
+        sp = pos[order]
+        first = np.ones(sp.size, dtype=bool)
+        first[1:] = sp[1:] != sp[:-1]
+        rank = np.arange(sp.size) - np.maximum.accumulate(np.where(first, np.arange(sp.size), 0))
+        for r in range(int(rank.max()) + 1 if rank.size else 0):
+            sel = order[rank == r]
+            p = pos[sel]
+            whole = buf.data[p[:, None] + np.arange(size)].reshape(-1).view(dtype)
+            new = np.asarray(update(whole, lanes[sel]), dtype=dtype)
+            buf.data[p[:, None] + np.arange(size)] = new.view(np.uint8).reshape(-1, size)
+            old_all[sel] = whole
+        if self.sanitize and buf.shadow is not None and lanes.size:
+            raw = buf.data[pos[:, None] + np.arange(size)]
+            self._check(step, buf, pos[:, None] + np.arange(size), lanes, raw, atomic=True)
+        out = np.zeros(self.n, dtype=dtype)
+        out[lanes] = old_all
+        return out
+
     # -------------------------------------------------------------- synchronisation
 
     def barrier(self, step: Any) -> None:
@@ -852,17 +929,34 @@ class GridContext(BaseContext):
             )
 
     def _check(
-        self, step: Any, buf: Buf, byte_pos: np.ndarray, lanes: np.ndarray, raw: Any
+        self,
+        step: Any,
+        buf: Buf,
+        byte_pos: np.ndarray,
+        lanes: np.ndarray,
+        raw: Any,
+        atomic: bool = False,
     ) -> None:
         if buf.shadow is None:
             return
         items = lanes + self.g0 * self.wg
         epochs = self._epochs_of(lanes)
         if raw is None:
-            san.check_read(self.findings, step, buf, byte_pos, items, epochs, self.wg)
+            san.check_read(
+                self.findings, step, buf, byte_pos, items, epochs, self.wg, atomic=atomic
+            )
         else:
             san.check_write(
-                self.findings, step, buf, byte_pos, items, epochs, self.wg, raw, buf.data
+                self.findings,
+                step,
+                buf,
+                byte_pos,
+                items,
+                epochs,
+                self.wg,
+                raw,
+                buf.data,
+                atomic=atomic,
             )
 
     def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:

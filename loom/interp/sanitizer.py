@@ -286,6 +286,10 @@ class Findings:
         self.items: dict[tuple, list] = {}
         self.journal: list | None = None
         """When a list: every change is recorded there so :meth:`rewind` can undo it."""
+        self.in_flight: dict[int, set[int]] = {}
+        """Buffer uid -> bytes an asynchronous transfer writes at a later wait."""
+        self.atomic_steps: set[int] = set()
+        """Step indices of atomic accesses (they do not race with each other)."""
 
     def rewind(self, mark: int) -> None:
         """Undo the changes journaled after the journal had ``mark`` entries."""
@@ -591,6 +595,7 @@ def check_item(
     epoch: int,
     wg: int,
     new_bytes: np.ndarray | None = None,
+    atomic: bool = False,
 ) -> None:
     """Check one workitem's read (``new_bytes`` None) or write of bytes ``p..p+n-1``.
 
@@ -603,7 +608,7 @@ def check_item(
     q = p + n
     reading = new_bytes is None
     wgm = buf.space == "workgroup"
-    if not SHORTCUTS or sh.g != 1 or sh.ranges is not None:
+    if atomic or not SHORTCUTS or sh.g != 1 or sh.ranges is not None:
         quiet = False
     elif reading:
         quiet = (sh.init is None or b"\0" not in sh.init[p:q].tobytes()) and _quiet_item(
@@ -617,9 +622,10 @@ def check_item(
         ix = SliceIndex(p, 1, n)
         epochs = None if not epoch else np.array([epoch], dtype=np.int32)
         if reading:
-            check_read(f, step, buf, ix, item, epochs, wg)
+            check_read(f, step, buf, ix, item, epochs, wg, atomic)
         else:
-            check_write(f, step, buf, ix, item, epochs, wg, new_bytes.reshape(1, n), buf.data)
+            write = new_bytes.reshape(1, n)
+            check_write(f, step, buf, ix, item, epochs, wg, write, buf.data, atomic)
         return
     key = (p, 1, n, item)
     if reading:
@@ -638,12 +644,46 @@ def check_item(
         sh.w_lo, sh.w_hi, sh.last_w = min(sh.w_lo, p), max(sh.w_hi, q), key
 
 
-def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: Any, wg: int) -> None:
+def _atomic_pairs(f: Findings, step: Any, atomic: bool, prev_op: Any, bad: np.ndarray) -> Any:
+    """Atomic accesses never race with each other: drop conflicts whose earlier access was
+    atomic too (``f.atomic_steps`` holds the step indices of atomic accesses)."""
+    if atomic:
+        f.atomic_steps.add(step.index)
+        if f.atomic_steps and bad.any():
+            ops = prev_op()
+            bad = bad & ~np.isin(ops, np.fromiter(f.atomic_steps, dtype=np.int64))
+    return bad
+
+
+def uninitialised_text(in_flight: dict, buf: Any, byte: int) -> str:
+    """The finding text of a read of an undefined byte (in flight or never written)."""
+    text = f"reads uninitialised memory (byte {byte} of {buf.name})"
+    if byte in in_flight.get(buf.uid, ()):
+        text += (
+            "; an asynchronous transfer writes it only when a wait completes its group, so "
+            "read it after the wait"
+        )
+    return text
+
+
+def check_read(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    ix: Any,
+    items: Any,
+    epochs: Any,
+    wg: int,
+    atomic: bool = False,
+) -> None:
     """Check and record reads of the bytes ``ix`` (one row of bytes per access).
 
     ``items`` holds the workitem id of each access (or the first id when they are consecutive);
-    ``epochs`` their workgroups' barrier epochs (None: all still in epoch 0).
+    ``epochs`` their workgroups' barrier epochs (None: all still in epoch 0); ``atomic``
+    accesses do not race with earlier atomic ones.
     """
+    if atomic:
+        f.atomic_steps.add(step.index)
     sh = buf.shadow
     if sh.ranges is not None and _in_range_mode("r", sh, ix, items, epochs, step.index):
         return
@@ -662,8 +702,7 @@ def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: An
                 "SANITIZE/001",
                 step,
                 int(_item_ids(items, n)[k[0]]),
-                f"reads uninitialised memory (byte {ix.byte_at(int(k[0]), int(k[1]))} "
-                f"of {buf.name})",
+                uninitialised_text(f.in_flight, buf, ix.byte_at(int(k[0]), int(k[1]))),
                 count=n_bad,
             )
     key = ix.key(items)
@@ -677,6 +716,7 @@ def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: An
             wg,
             buf.space == "workgroup",
         )
+        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
             _report_pairs(
                 f,
@@ -711,8 +751,12 @@ def check_write(
     wg: int,
     new_bytes: np.ndarray,
     data: np.ndarray,
+    atomic: bool = False,
 ) -> None:
-    """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access)."""
+    """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access);
+    ``atomic`` writes do not race with earlier atomic accesses nor with each other."""
+    if atomic:
+        f.atomic_steps.add(step.index)
     sh = buf.shadow
     if sh.ranges is not None and _in_range_mode("w", sh, ix, items, epochs, step.index):
         return
@@ -731,6 +775,7 @@ def check_write(
             wg,
             wgm,
         )
+        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
             rows_bad = bad.any(axis=1)
             equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
@@ -774,6 +819,7 @@ def check_write(
             wg,
             wgm,
         )
+        bad_r = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.r_op), bad_r)
         if bad_r.any():
             _report_pairs(
                 f,
@@ -790,7 +836,7 @@ def check_write(
                 "data race: writes memory read without a barrier",
                 "the conflicting read",
             )
-    if not ix.contiguous:
+    if not ix.contiguous and not atomic:
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes)
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:

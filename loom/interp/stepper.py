@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from loom.diagnostics import Diagnostic, SourceRange
+from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.errors import LoomRuntimeError
+from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
 from loom.interp.compile import MAX_DEPTH
 from loom.interp.engine import (
@@ -45,7 +46,8 @@ from loom.ir import Module, Operation, ScalarType
 from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
-"""Workitem states."""
+AT_COLLECTIVE = "at collective"
+"""Workitem states (a workitem at a barrier or collective waits for the others of its scope)."""
 DEFAULT_MAX_STEPS = 100_000
 """Steps one workitem may take when ``max_steps`` is None (an infinite loop ends with
 RUNTIME/009 within seconds at the stepper's speed; pass a larger ``max_steps`` if needed)."""
@@ -140,7 +142,41 @@ class _ItemContext(BaseContext):
         return [0]
 
     def barrier(self, step: Any) -> None:
+        self.s._arrive(step, collectives.WORKGROUP, None, ())
         self.s._pending_state = AT_BARRIER
+
+    def collective(self, step: Any, scope: str, fn: Any, values: tuple) -> Any:
+        # the results are handed out when the scope's live workitems have all arrived
+        self.s._arrive(step, scope, fn, values)
+        self.s._pending_state = AT_COLLECTIVE
+        return None if len(step.outs) == 1 else (None,) * len(step.outs)
+
+    def subgroup_width(self) -> int:
+        return self.s._subgroup
+
+    def workgroup_items(self) -> int:
+        return self.s._wg
+
+    def flat_local(self) -> Any:
+        return np.int64(self.s._cur)
+
+    def async_queue(self) -> Any:
+        return self.s._queues.setdefault(self.s._item.item, transfers.AsyncQueue())
+
+    def async_replace(self, queue: Any, state: tuple) -> None:
+        self.s._log((queue, queue.state))
+        queue.state = state
+
+    def in_flight(self, step: Any, buf: Buf, addrs: list, size: int) -> None:
+        sh = buf.shadow
+        if sh is None:
+            return
+        for a in addrs:
+            p = int(a)
+            if p >= 0 and p + size <= buf.length:
+                self.s._log(sh.save("w", p, p + size))
+                transfers.mark_in_flight(sh, np.arange(p, p + size))
+                self.s._findings.in_flight.setdefault(buf.uid, set()).update(range(p, p + size))
 
     def retire(self, step: Any, leaving: Any) -> None:
         if bool(leaving):
@@ -160,6 +196,15 @@ class _ItemContext(BaseContext):
         p = self._range(step, buf, int(addr), dtype.itemsize)
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
         self.s._write(step, buf, p, raw)
+
+    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+        # one workitem at a time: every read-modify-write is indivisible
+        p = self._range(step, buf, int(addr), dtype.itemsize)
+        self.s._read(step, buf, p, dtype.itemsize, atomic=True)
+        old = buf.data[p : p + dtype.itemsize].view(dtype).copy()
+        new = np.asarray(update(old, np.zeros(1, dtype=np.int64)), dtype=dtype).reshape(1)
+        self.s._write(step, buf, p, new.view(np.uint8), atomic=True)
+        return old[0]
 
     def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:
         p = self._range(step, buf, start, count)
@@ -225,6 +270,10 @@ class Stepper:
         self._quiet = False
         self.ctx = _ItemContext(self)
         self._memo: dict[int, tuple] = {}
+        self._arrivals: dict[int, tuple] = {}
+        """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
+        self._queues: dict[int, Any] = {}
+        self._subgroup = self.plan.subgroup_size()
         self._group = -1
         self._items: list[_Item] = []
         self._cur = 0
@@ -528,16 +577,17 @@ class Stepper:
             rec[6] = []
         rec[6].append(entry)
 
-    def _read(self, step: Any, buf: Buf, p: int, n: int) -> None:
+    def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> None:
         self._touched.append((buf, p, n))
         self._log(buf.shadow.save("r", p, p + n))
-        san.check_item(self._findings, step, buf, p, n, self._item.item, self._epoch, self._wg)
+        item = self._item.item
+        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
 
-    def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray) -> None:
+    def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray, atomic: bool = False) -> None:
         n = raw.size
         self._log(buf.shadow.save("w", p, p + n))
         item = self._item.item
-        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw)
+        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic)
         self._log((buf, p, buf.data[p : p + n].tobytes()))
         buf.data[p : p + n] = raw
         self._touched.append((buf, p, n))
@@ -577,16 +627,96 @@ class Stepper:
             if self._items[j].state == RUNNING:
                 self._cur = j
                 return
-        waiting = [it for it in self._items if it.state == AT_BARRIER]
-        if waiting:
-            self._check_barriers(waiting)
-            for it in waiting:
-                self._log((it, it.state))
-                it.state = RUNNING
-            self._epoch += 1
-            self._cur = self._items.index(waiting[0])
+        released = self._release()
+        if released is not None:
+            self._cur = released
             return
         self._enter_group(self._group + 1)
+
+    def _arrive(self, step: Any, scope: str, fn: Any, values: tuple) -> None:
+        """The current workitem reached a barrier or collective and waits there."""
+        k = self._cur
+        env = self._item.stack[-1][2]
+        self._arrivals[k] = (step, scope, fn, values, env)
+        self._log(("arrive", k))
+
+    def _unit(self, k: int, scope: str) -> int:
+        return k // self._subgroup if scope == collectives.SUBGROUP else 0
+
+    def _release(self) -> int | None:
+        """Nobody runs: release every barrier/collective that all live workitems of its scope
+        reached (or, when none did, the lowest waiting workitem's, as a divergence finding).
+        Returns the first released workitem's index, or None when nobody waits."""
+        items = self._items
+        waiting = [k for k, it in enumerate(items) if it.state in (AT_BARRIER, AT_COLLECTIVE)]
+        if not waiting:
+            return None
+        if all(items[k].state == AT_BARRIER for k in waiting):
+            # only barriers: lockstep semantics, as the grid engine meets them
+            self._check_barriers([items[k] for k in waiting])
+            self._hand_out(waiting)
+            return waiting[0]
+        points: dict[tuple, list[int]] = {}
+        for k in waiting:
+            step, scope = self._arrivals[k][:2]
+            points.setdefault((self._unit(k, scope), scope, step.index), []).append(k)
+        # exited workitems are excused; one that finished without arriving diverged
+        live = [k for k, it in enumerate(items) if it.state != EXITED]
+        complete = []
+        for (unit, scope, _), ks in points.items():
+            members = [k for k in live if self._unit(k, scope) == unit]
+            if members == ks:
+                complete.append(ks)
+        if not complete:
+            first = min(waiting)
+            ks = next(v for v in points.values() if first in v)
+            step, scope = self._arrivals[first][:2]
+            unit = self._unit(first, scope)
+            missing = [k for k in range(len(items)) if self._unit(k, scope) == unit and k not in ks]
+            self._divergence(items[first], items[missing[0]], step, scope)
+            complete = [ks]
+        for ks in complete:
+            self._hand_out(ks)
+        return min(k for ks in complete for k in ks)
+
+    def _hand_out(self, ks: list[int]) -> None:
+        """Release the workitems ``ks`` waiting at one point, giving out collective results."""
+        step, scope, fn = self._arrivals[ks[0]][:3]
+        if fn is not None:
+            width = self._subgroup if scope == collectives.SUBGROUP else self._wg
+            col = (lambda k: k % width) if scope == collectives.SUBGROUP else (lambda k: k)
+            rows = collectives.table_from_arrivals(
+                step, fn, [(col(k), self._arrivals[k][3]) for k in ks], width, self._subgroup
+            )
+            log = self._rec[5]
+            for k in ks:
+                env = self._arrivals[k][4]
+                for slot, row in zip(step.outs, rows):
+                    log.append((env, slot, env[slot]))
+                    env[slot] = row[col(k)]
+        if fn is None:
+            self._epoch += 1  # a barrier ends a phase (restored by the schedule record)
+        for k in ks:
+            it = self._items[k]
+            self._log(("depart", k, self._arrivals.pop(k)))
+            self._log((it, it.state))
+            it.state = RUNNING
+
+    def _divergence(self, waiting: _Item, other: _Item, step: Any, scope: str) -> None:
+        if self._arrivals[self._items.index(waiting)][2] is None:
+            san.barrier_divergence(self._findings, step, waiting.item, other.item, count=1)
+            return
+        self._findings.add(
+            "collective",
+            DiagnosticSeverity.ERROR,
+            collectives.DIVERGENCE_CODE,
+            step,
+            waiting.item,
+            collectives.divergence_message(scope),
+            step,
+            other.item,
+            "not reached",
+        )
 
     def _check_barriers(self, waiting: list[_Item]) -> None:
         """Every live workitem waits: each barrier must be the one all of them wait at."""
@@ -622,6 +752,10 @@ class Stepper:
         for entry in reversed(misc or ()):
             if type(entry[0]) is san.Shadow:
                 entry[0].restore(entry)
+            elif entry[0] == "arrive":
+                self._arrivals.pop(entry[1], None)
+            elif entry[0] == "depart":
+                self._arrivals[entry[1]] = entry[2]
             elif isinstance(entry[0], Buf):
                 buf, p, old = entry
                 buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)

@@ -9,6 +9,7 @@ from loom.ir.types import (
     BufferType,
     DynamicDim,
     FunctionType,
+    OpaqueType,
     ScalarType,
     ShapedType,
     Type,
@@ -29,6 +30,8 @@ def type_to_text(t: Type, name_of: Callable[[Value], str] = _default_name) -> st
         return t.spelling
     if isinstance(t, BufferType):
         return "buffer"
+    if isinstance(t, OpaqueType):
+        return t.name
     if isinstance(t, ShapedType):
         parts = []
         for d in t.dims:

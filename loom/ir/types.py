@@ -22,6 +22,7 @@ class TypeKind(Enum):
     VIEW = "view"
     VECTOR = "vector"
     FUNCTION = "function"
+    OPAQUE = "opaque"
 
 
 class ScalarTypeKind(Enum):
@@ -126,6 +127,37 @@ class BufferType(Type):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (BufferType, ())
+
+
+class OpaqueType(Type):
+    """A parameterless dialect type written as one dotted name (``kernel.async.token``).
+
+    Dialects declare them (:func:`opaque_type`); the name is the whole spelling, so text,
+    bytecode and diagnostics need no per-type code. Interned: one object per name."""
+
+    __slots__ = ("name", "doc")
+    kind = TypeKind.OPAQUE
+    _registered: dict[str, OpaqueType] = {}
+
+    def __new__(cls, name: str, doc: str = "") -> OpaqueType:
+        existing = cls._registered.get(name)
+        if existing is not None:
+            return existing
+        if "." not in name or not all(part.isidentifier() for part in name.split(".")):
+            raise ValueError(f"an opaque type name is dotted identifiers, got {name!r}")
+        obj = super().__new__(cls)
+        obj.name = name
+        obj.doc = doc
+        cls._registered[name] = obj
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (OpaqueType, (self.name,))
+
+
+def opaque_type(name: str) -> OpaqueType | None:
+    """The declared opaque type spelled ``name``, or None."""
+    return OpaqueType._registered.get(name)
 
 
 class StaticDim:

@@ -205,7 +205,7 @@ def check_convergent(
                 op,
                 "STRUCTURE/038",
                 f"'{op.name}' needs control that is uniform across the {scope}, but it is "
-                f"under the {kind} {name} of '{anc.name}', which is {dist} "
+                f"under the {kind.replace('_', ' ')} {name} of '{anc.name}', which is {dist} "
                 f"(derived from '{src_name}') {{"
                 + ", ".join(f'{k}="{v}"' for k, v in params.items())
                 + "}",

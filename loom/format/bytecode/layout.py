@@ -64,6 +64,7 @@ TYPE_BUFFER = 1
 TYPE_VIEW = 2
 TYPE_VECTOR = 3
 TYPE_FUNCTION = 4
+TYPE_OPAQUE = 5
 
 # Shaped-type dims and layouts.
 DIM_STATIC = 0

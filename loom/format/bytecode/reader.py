@@ -53,6 +53,7 @@ from loom.ir import (
     Type,
     TypeKind,
     Value,
+    opaque_type,
 )
 from loom.ir.operations import freeze_attributes
 from loom.registry import OpRegistry, as_registry
@@ -428,6 +429,12 @@ class _Reader:
             return self.scalar(st, k + 1), k + 2
         if kind == L.TYPE_BUFFER:
             return BUFFER_TYPE, k + 1
+        if kind == L.TYPE_OPAQUE:
+            name = self.strings[st.index(k + 1, len(self.strings), "type name string")]
+            t = opaque_type(name)
+            if t is None:
+                raise st.error(E_STRUCTURE, k, f"unknown type name {name!r}")
+            return t, k + 2
         if kind in (L.TYPE_VIEW, L.TYPE_VECTOR):
             elem = self.scalar(st, k + 1)
             rank = st.count(k + 2, "rank", 2)

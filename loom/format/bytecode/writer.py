@@ -28,6 +28,7 @@ from loom.ir import (
     FusedLocation,
     Module,
     OpaqueLocation,
+    OpaqueType,
     Operation,
     Predicate,
     ScalarType,
@@ -130,6 +131,8 @@ class _Writer:
             entry = [L.TYPE_SCALAR, L.ORDINAL_OF_SCALAR[t]]
         elif isinstance(t, BufferType):
             entry = [L.TYPE_BUFFER]
+        elif isinstance(t, OpaqueType):
+            entry = [L.TYPE_OPAQUE, self.sid(t.name)]
         elif isinstance(t, ShapedType):
             entry = [
                 L.TYPE_VIEW if t.kind is TypeKind.VIEW else L.TYPE_VECTOR,

@@ -1083,6 +1083,9 @@ class OpPlan:
             out = []
             for f, required in zip(self.region_fields, self.required_regions):
                 r = got.get(f)
+                if r is None and c.rargs and f in c.rargs:
+                    # a signature without a body (declarations): the arguments' block alone
+                    r = Region([Block(tuple(c.rargs[f]))])
                 if r is None:
                     if required:
                         raise p.error("PARSE/003", f"'{self.name}' is missing its region '{f}'")

@@ -42,6 +42,7 @@ from loom.ir import (
     Type,
     TypeKind,
     Value,
+    opaque_type,
 )
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
@@ -428,6 +429,10 @@ class Parser:
                 t = self._dynamic_shaped(tok, i)
             self.i = i + 1
             return t
+        t = opaque_type(tok)
+        if t is not None:
+            self.i = i + 1
+            return t
         if tok[0].isalpha() or tok[0] == "_":
             raise self.error(
                 "PARSE/007",
@@ -450,7 +455,7 @@ class Parser:
                 except LoomParseError:
                     return None
             return t
-        return None
+        return opaque_type(tok)
 
     def _dynamic_shaped(self, tok: str, index: int) -> Type:
         """A shaped type naming values; reused while its names still mean the same values."""

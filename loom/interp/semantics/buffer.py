@@ -136,3 +136,29 @@ invariant(
     "buffer.assume.alignment",
     "buffer.assume.memory_space",
 )
+
+
+@semantics("buffer.assume.same_root")
+def _same_root(ctx: Any, step: Any, buf: Any, root: Any) -> Any:
+    return buf
+
+
+@semantics("buffer.fence")
+def _fence(ctx: Any, step: Any) -> None:
+    return None  # every workitem sees one memory in both engines: ordering is already given
+
+
+@semantics("buffer.pack")
+def _pack(ctx: Any, step: Any, *lengths: Any) -> tuple:
+    aligns = step.attrs.get("minimum_alignments") or ()
+    end: Any = np.int64(0)
+    offsets = []
+    for n, a in zip(lengths, aligns):
+        start = -(-end // a) * a
+        offsets.append(start)
+        end = start + n
+    biggest = max(aligns, default=1)
+    return (-(-end // biggest) * biggest, *offsets)
+
+
+invariant("buffer.assume.same_root", "buffer.pack")

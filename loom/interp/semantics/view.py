@@ -1,4 +1,6 @@
-"""Semantics of the view dialect: typed element access with bounds checks."""
+"""Semantics of the view dialect: typed element access with bounds checks, and atomics (run
+by the engines' ``atomic`` hook: indivisible, serialised in lane order, never racing with each
+other)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from loom.interp.memory import View
-from loom.interp.numerics import from_memory, to_memory
+from loom.interp.numerics import from_memory, to_memory, value_dtype
 from loom.interp.semantics import invariant, semantics
+from loom.interp.semantics._combine import COMBINE
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
 from loom.ir import DYNAMIC_INDEX
@@ -167,3 +170,89 @@ def _subview(ctx: Any, step: Any, view: View, *dyn: Any) -> View:
 
 
 invariant("view.subview")
+
+
+@semantics("view.refine")
+def _refine(ctx: Any, step: Any, view: View) -> View:
+    dims = type_dims(ctx, rtype(step))
+    bad = False
+    for have, want in zip(view.dims, dims):
+        bad = bad | (have != want)
+    if np.any(bad):
+        ctx.check(step, bad, "RUNTIME/012", "view.refine asserts extents the view does not have")
+    return View(view.buf, view.base, dims, view.strides, view.etype)
+
+
+invariant("view.refine")
+
+
+@semantics("view.prefetch")
+def _prefetch(ctx: Any, step: Any, view: View, *dyn: Any) -> None:
+    return None  # a hint: no access, never faults
+
+
+def _element_address(ctx: Any, step: Any, view: View, dyn: tuple) -> Any:
+    idx = _indices(step, dyn, "static_indices")
+    addr, _ = _address(ctx, step, view, idx, ())
+    return addr
+
+
+@semantics("view.atomic.load")
+def _atomic_load(ctx: Any, step: Any, view: View, *dyn: Any) -> Any:
+    addr = _element_address(ctx, step, view, dyn)
+    raw = ctx.atomic(step, view.buf, addr, view.mdtype, lambda old, lanes: old)
+    return from_memory(view.etype, raw) if view.coded else raw
+
+
+@semantics("view.atomic.store")
+def _atomic_store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
+    addr = _element_address(ctx, step, view, dyn)
+    raw = to_memory(view.etype, value) if view.coded else np.asarray(value, view.mdtype)
+    ctx.atomic(step, view.buf, addr, view.mdtype, lambda old, lanes: _lanes(raw, lanes))
+
+
+def _lanes(v: Any, lanes: Any) -> Any:
+    """The values of ``lanes`` (scalars are every lane's value)."""
+    v = np.asarray(v)
+    return v[lanes] if v.ndim and v.size > 1 else np.broadcast_to(v.reshape(-1)[:1], lanes.shape)
+
+
+def _rmw(ctx: Any, step: Any, value: Any, view: View, dyn: tuple) -> Any:
+    f = COMBINE[step.attrs["kind"]]
+    addr = _element_address(ctx, step, view, dyn)
+
+    def update(old: Any, lanes: Any) -> Any:
+        cur = from_memory(view.etype, old) if view.coded else old.astype(value_dtype(view.etype))
+        new = f(cur, np.asarray(_lanes(value, lanes), dtype=cur.dtype))
+        return to_memory(view.etype, new) if view.coded else new
+
+    raw = ctx.atomic(step, view.buf, addr, view.mdtype, update)
+    return from_memory(view.etype, raw) if view.coded else raw.astype(value_dtype(view.etype))
+
+
+@semantics("view.atomic.rmw")
+def _atomic_rmw(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> Any:
+    return _rmw(ctx, step, value, view, dyn)
+
+
+@semantics("view.atomic.reduce")
+def _atomic_reduce(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
+    _rmw(ctx, step, value, view, dyn)
+
+
+@semantics("view.atomic.cmpxchg")
+def _cmpxchg(ctx: Any, step: Any, expected: Any, repl: Any, view: View, *dyn: Any) -> Any:
+    addr = _element_address(ctx, step, view, dyn)
+    exp_raw = to_memory(view.etype, expected) if view.coded else np.asarray(expected, view.mdtype)
+    new_raw = to_memory(view.etype, repl) if view.coded else np.asarray(repl, view.mdtype)
+    bits = np.dtype(f"u{view.size}")
+
+    def update(old: Any, lanes: Any) -> Any:
+        e = np.asarray(_lanes(exp_raw, lanes), dtype=view.mdtype)
+        r = np.asarray(_lanes(new_raw, lanes), dtype=view.mdtype)
+        # compared bit for bit: -0.0 differs from +0.0, a NaN matches only its own bits
+        same = old.view(bits) == e.view(bits)
+        return np.where(same, r, old)
+
+    raw = ctx.atomic(step, view.buf, addr, view.mdtype, update)
+    return from_memory(view.etype, raw) if view.coded else raw.astype(value_dtype(view.etype))
