@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
 from loom.ir import (
@@ -398,7 +399,9 @@ class LoomBuilder:
         elif many is not None:
             names = list(many)
             if len(names) != count:
-                raise fail(f"'names' has {len(names)} entries for {count} results")
+                raise fail(
+                    f"'names' has {count_of(len(names), 'entry')} for {count_of(count, 'result')}"
+                )
         else:
             names = [None] * count
         for n in names:
@@ -543,7 +546,8 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
     variadic = [r for r in decl.results if r.variadic]
     if len(types) < fixed or (not variadic and len(types) != fixed):
         raise fail(
-            f"expected {fixed}{' or more' if variadic else ''} result types, got {len(types)}"
+            f"expected {count_of(fixed, 'result type')}{' or more' if variadic else ''}, "
+            f"got {len(types)}"
         )
     out, pos, extra = {}, 0, len(types) - fixed
     for r in decl.results:

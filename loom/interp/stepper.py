@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
+from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange, op_source_range
 from loom.errors import LoomRuntimeError
 from loom.interp.engine import DEFAULT_MAX_STEPS, BaseContext, KernelPlan, _plan
 from loom.interp.launch_args import bind_args
@@ -28,7 +28,6 @@ from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import coords_text, format_lane, op_diagnostic, runtime_error
 from loom.ir import Module, Operation, ScalarType
-from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 """Workitem states."""

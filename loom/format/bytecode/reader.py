@@ -8,12 +8,13 @@ vectorized pass; ops are then rebuilt from a flat list of ints with per-op-name 
 
 from __future__ import annotations
 
-import gc
+import os
 import struct
 from collections.abc import Iterable
 from itertools import repeat
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import OpDef
 from loom.errors import BytecodeError
 from loom.format.bytecode import layout as L
@@ -32,6 +33,7 @@ from loom.format.bytecode.encoding import (
     ByteReader,
     bytecode_error,
     decode_varint_stream,
+    in_file,
 )
 from loom.ir import (
     BUFFER_TYPE,
@@ -56,6 +58,7 @@ from loom.ir import (
 )
 from loom.ir.operations import freeze_attributes
 from loom.registry import OpRegistry, as_registry
+from loom.switches import gc_paused
 
 _F64 = struct.Struct("<d")
 _I64_SIGN = 2**63
@@ -87,7 +90,7 @@ class _Stream:
         n = self.s[k]
         if n * per_item > len(self.s) - k - 1:
             raise self.error(
-                E_COUNT, k, f"{what} {n} exceeds the {len(self.s) - k - 1} entries left"
+                E_COUNT, k, f"{what} {n} exceeds the {count_of(len(self.s) - k - 1, 'entry')} left"
             )
         return n
 
@@ -691,7 +694,7 @@ class _Reader:
                     raise st.error(
                         E_STRUCTURE,
                         k,
-                        f"'{name}' cannot have {n} regions (it declares {max_regions})",
+                        f"'{name}' cannot have {count_of(n, 'region')} (it declares {max_regions})",
                     )
                 if depth >= L.MAX_NESTING:
                     raise st.error(
@@ -867,7 +870,9 @@ class _Reader:
                 raise st.error(E_SEMANTIC, k, f"unknown predicate '{kind}'")
             if s[k + 1] != arity:
                 raise st.error(
-                    E_SEMANTIC, k + 1, f"predicate '{kind}' takes {arity} arguments, not {s[k + 1]}"
+                    E_SEMANTIC,
+                    k + 1,
+                    f"predicate '{kind}' takes {count_of(arity, 'argument')}, not {s[k + 1]}",
                 )
             k += 2
             args: list[Any] = []
@@ -886,31 +891,45 @@ class _Reader:
 
 
 def read_module(
-    data: bytes | bytearray | memoryview,
+    source: bytes | bytearray | memoryview | str | os.PathLike[str],
     *,
     op_decls: OpRegistry | Iterable[OpDef] | None = None,
     verify: bool = False,
+    filename: str | None = None,
 ) -> Module:
-    """Decode Loom bytecode into a module; raises :class:`BytecodeError` on malformed input.
+    """Decode Loom bytecode (bytes, or the path of a ``.loombc`` file) into a module.
 
-    ``op_decls`` is the declaration set (``ops=``): ops outside it are refused. With
-    ``verify=True`` the module is also verified (raising ``LoomDiagnosticError``).
+    Raises :class:`BytecodeError` on malformed input, naming the file (the path, or
+    ``filename`` for bytes read elsewhere) and the byte offset. ``op_decls`` is the declaration
+    set (``ops=``): ops outside it are refused. With ``verify=True`` the module is also
+    verified (raising ``LoomDiagnosticError``).
     """
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"read_module expects bytes, got {type(data).__name__}")
+    if isinstance(source, (str, os.PathLike)):
+        filename = filename or os.fspath(source)
+        data = _read_file(os.fspath(source))
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise TypeError(f"read_module expects bytes or a path, got {type(source).__name__}")
     registry = as_registry(op_decls)
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        module = _Reader(bytes(data), registry).run()
-    finally:
-        if enabled:
-            gc.enable()
+        with gc_paused():  # many new objects, no garbage cycles: collecting would only cost
+            module = _Reader(data, registry).run()
+    except BytecodeError as e:
+        raise in_file(e, filename) from None
     if verify:
         from loom.verify import verify_module
 
         verify_module(module, ops=registry).raise_if_errors()
     return module
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise BytecodeError(f"cannot read {path}: {e.strerror or e}") from None
 
 
 def is_bytecode(data: bytes) -> bool:

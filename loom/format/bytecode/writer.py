@@ -6,6 +6,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import OpDef
 from loom.errors import BytecodeError
 from loom.format.bytecode import layout as L
@@ -304,7 +305,7 @@ class _Writer:
         if op.regions:
             if len(op.regions) > len(self.op_decls[k].regions):
                 raise _fail(
-                    f"'{op.name}' has {len(op.regions)} regions, its declaration "
+                    f"'{op.name}' has {count_of(len(op.regions), 'region')}, its declaration "
                     f"{len(self.op_decls[k].regions)}"
                 )
             out.append(len(op.regions))

@@ -1,0 +1,42 @@
+"""Source-text providers handed to diagnostics rendering (the printed module for ops that have
+no source location).
+
+Rendering (:mod:`loom.diagnostics`) does not import the printer; callers that want the printed
+fallback pass one of these: ``d.render(printed=PrintedModules())``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from loom.format.text.printer import Printer
+from loom.ir import Module
+
+
+def printed_module(module: Module) -> tuple[str, Mapping[int, int]] | None:
+    """The module's canonical text and the line of each op (None when it cannot be printed)."""
+    printer = Printer(None)
+    try:
+        text = printer.print_module(module)
+    except Exception:  # a module too broken to print (any error): no fallback line to show
+        return None
+    return text, dict(printer.op_lines)
+
+
+class PrintedModules:
+    """A :data:`~loom.diagnostics.PrintedText` provider for one rendering session.
+
+    Each module is printed once per session, however many diagnostics point into it. The
+    session sees the modules as they are when first asked: make a new one after editing them.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Module, tuple[str, Mapping[int, int]] | None]] = {}
+
+    def __call__(self, module: Module) -> tuple[str, Mapping[int, int]] | None:
+        hit = self._seen.get(id(module))
+        if hit is None or hit[0] is not module:
+            hit = self._seen[id(module)] = (module, printed_module(module))
+        return hit[1]
