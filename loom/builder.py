@@ -314,11 +314,14 @@ class LoomBuilder:
         self._check_location(location_id, op_name)
 
         sym_name = attrs.get(plan.symbol_attr) if plan.symbol_attr else None
+        at = replace = 0
         if plan.symbol_attr:
             if sym_name in self.module.symbols:
                 raise fail(f"symbol '@{sym_name}' is already defined")
         elif self._block is None:
             raise fail("no insertion block; use 'with builder.insertion_block(block):'")
+        else:
+            at, replace = self._insertion_point(self._block, decl, fail)
 
         # Everything is valid: create the values and the op.
         operands, segments = pack_operands(decl, groups)
@@ -333,7 +336,7 @@ class LoomBuilder:
             body.ops.append(op)
             self.module.symbols[sym_name] = op
         else:
-            self._block.ops.append(op)
+            self._block.ops[at : at + replace] = [op]
         self.last_op = op
         if plan.returns == "none":
             return None
@@ -342,6 +345,28 @@ class LoomBuilder:
         return list(results)
 
     # ------------------------------------------------------------------ helpers
+
+    def _insertion_point(self, block: Block, decl: OpDef, fail) -> tuple[int, int]:  # noqa: ANN001
+        """Where an op of ``decl`` goes in ``block``, and how many ops it replaces (0 or 1).
+
+        A block whose last op is an elided terminator (a bare ``scf.yield`` the builder or the
+        parser added) still reads as open: new ops go before it, and a terminator built into
+        it takes its place. That is the order a frontend walking its syntax tree uses: create
+        the ``scf.if``, then fill its region. Appending after any other terminator is refused.
+        """
+        ops = block.ops
+        last = ops[-1] if ops else None
+        if last is None:
+            return 0, 0
+        last_decl = self.registry.get(last.name)
+        if last_decl is None or not last_decl.is_terminator:
+            return len(ops), 0
+        if last.name in self.registry.implicit_terminators and _is_bare(last):
+            return len(ops) - 1, 1 if decl.is_terminator else 0
+        raise fail(
+            f"the insertion block already ends with its terminator '{last.name}'; nothing can "
+            f"follow a terminator: build the block's other ops first and '{last.name}' last"
+        )
 
     def _check_value(self, v: Any, key: str, fail) -> None:  # noqa: ANN001
         if not isinstance(v, Value):
@@ -529,6 +554,13 @@ class _PendingRegion:
                 if last_decl is None or not last_decl.is_terminator:
                     block.ops.append(Operation(rd.terminator, location_id=builder._location_id))
         return region
+
+
+def _is_bare(op: Operation) -> bool:
+    """No operands, results, attributes, regions or comments: an elided terminator in text."""
+    if op.operands or op.results or op.attributes or op.regions:
+        return False
+    return op.trivia is None or not op.trivia.comments
 
 
 def _name_problem(name: str | None) -> str | None:

@@ -20,7 +20,7 @@ class UnknownOpError(LookupError):
 class OpRegistry:
     """An immutable, ordered set of op declarations with lookups by name and builder name."""
 
-    __slots__ = ("_by_name", "_builder_names", "__weakref__")
+    __slots__ = ("_by_name", "_builder_names", "_implicit_terminators", "__weakref__")
 
     def __init__(self, defs: Iterable[OpDef]) -> None:
         by_name: dict[str, OpDef] = {}
@@ -32,6 +32,12 @@ class OpRegistry:
             by_name[d.name] = d
         self._by_name = by_name
         self._builder_names = _builder_names(by_name.values())
+        self._implicit_terminators = frozenset(
+            r.terminator
+            for d in by_name.values()
+            for r in d.regions
+            if r.implicit_terminator and r.terminator
+        )
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
@@ -66,6 +72,11 @@ class OpRegistry:
     def builder_name(self, d: OpDef) -> str:
         """The generated builder method name of ``d`` within this set."""
         return self._builder_names[d.name]
+
+    @property
+    def implicit_terminators(self) -> frozenset[str]:
+        """Terminators that some region of this set adds and elides when they pass nothing."""
+        return self._implicit_terminators
 
     @property
     def names(self) -> tuple[str, ...]:
