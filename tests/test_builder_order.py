@@ -48,7 +48,7 @@ def test_scf_if_filled_after_creation() -> None:
     module, b, block, n, _ = _kernel()
     with b.insertion_block(block):
         c = b.index.cmp(predicate="slt", lhs=n, rhs=n, name="c")
-        assert b.scf.if_(condition=c, results=[]) is None
+        assert b.scf.if_(condition=c, results=[]) == []
         if_op = b.last_op
         then = if_op.regions[0].blocks[0]
         assert _names(then) == ["scf.yield"]  # the builder adds the elided terminator
