@@ -32,22 +32,35 @@ _GC = _Hold()
 _RECURSION = _Hold()
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
+class _GcPause:
     """Pause the cyclic garbage collector (building many objects that form no garbage cycles
-    is then faster); it is re-enabled on exit if it was enabled on entry."""
-    with _LOCK:
-        if _GC.holders == 0:
-            _GC.saved = gc.isenabled()
-            gc.disable()
-        _GC.holders += 1
-    try:
-        yield
-    finally:
+    is then faster); it is re-enabled on exit if it was enabled on entry.
+
+    A class rather than a generator: re-enabling is the last thing its exit does, so the
+    collection that follows a large build is not run inside the ``with`` block's exit.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        with _LOCK:
+            if _GC.holders == 0:
+                _GC.saved = gc.isenabled()
+                gc.disable()
+            _GC.holders += 1
+
+    def __exit__(self, *exc: object) -> None:
         with _LOCK:
             _GC.holders -= 1
-            if _GC.holders == 0 and _GC.saved:
-                gc.enable()
+            resume = _GC.holders == 0 and _GC.saved
+        if resume:
+            gc.enable()
+
+
+def gc_paused() -> _GcPause:
+    """``with gc_paused():`` pauses the cyclic garbage collector for the block (see
+    :class:`_GcPause`)."""
+    return _GcPause()
 
 
 @contextmanager

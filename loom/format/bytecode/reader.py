@@ -521,20 +521,32 @@ class _Reader:
 
     # ------------------------------------------------------------------ IR
 
-    def block(self, block: Block, k: int, depth: int) -> int:  # noqa: C901
-        """Decode one block starting at int ``k``; returns the next position."""
+    def block(self, block: Block, k: int, depth: int) -> int:
+        """Decode one block starting at int ``k``; returns the next position.
+
+        Layout: flags (``BLK_*``), label, comments, trailing comments, argument count and
+        (with ``BLK_ARG_IDS``) their zigzag id offsets, op count, ops.
+        """
         st = self.ir
         s = st.s
-        strings, ns = self.strings, len(self.strings)
-        V = self.values  # noqa: N806
-        nv = len(V)
-        defined = self.defined
         flags = s[k]
-        if flags & ~L.BLK_ALL:
-            raise st.error(E_STRUCTURE, k, f"unknown block flags {flags}")
         k += 1
+        if flags:
+            if flags & ~L.BLK_ALL:
+                raise st.error(E_STRUCTURE, k - 1, f"unknown block flags {flags}")
+            k = self.block_trivia(block, k, flags)
+        if s[k]:
+            k = self.block_args(block, k, flags & L.BLK_ARG_IDS)
+        else:
+            k += 1
+        nops = st.count(k, "op count")
+        return self.ops(block.ops, k + 1, nops, depth)
+
+    def block_trivia(self, block: Block, k: int, flags: int) -> int:
+        """The block's label, blank line and comments as its flags announce them."""
+        st = self.ir
         if flags & L.BLK_LABEL:
-            label = strings[st.index(k, ns, "block label string")]
+            label = self.strings[st.index(k, len(self.strings), "block label string")]
             if not L.NAME_RE.fullmatch(label):
                 raise st.error(E_SEMANTIC, k, f"block label {label!r} is not a valid label")
             block.label = label
@@ -548,17 +560,22 @@ class _Reader:
             block.trailing_blank_line = flags & L.BLK_TRAILING_BLANK != 0
         elif flags & L.BLK_TRAILING_BLANK:
             raise st.error(E_STRUCTURE, k, "block flags ask for a blank line before no comments")
+        return k
+
+    def block_args(self, block: Block, k: int, explicit_ids: int) -> int:
+        """The block's arguments: the next value ids, or explicit zigzag offsets from them."""
+        st = self.ir
+        s, V, defined = st.s, self.values, self.defined  # noqa: N806
         n = st.count(k, "block argument count")
         k += 1
-        nxt = self.nxt
+        nxt, nv = self.nxt, len(V)
         args = []
         for _ in range(n):
-            if flags & L.BLK_ARG_IDS:
+            vid = nxt
+            if explicit_ids:
                 z = s[k]
-                vid = nxt + ((z >> 1) ^ -(z & 1))
+                vid += (z >> 1) ^ -(z & 1)
                 k += 1
-            else:
-                vid = nxt
             if not 0 <= vid < nv or defined[vid]:
                 raise st.error(
                     E_SEMANTIC,
@@ -568,46 +585,60 @@ class _Reader:
             defined[vid] = 1
             args.append(V[vid])
             nxt = vid + 1
+        self.nxt = nxt
         block.args = tuple(args)
-        nops = st.count(k, "op count")
-        k += 1
-        plans = self.plans
-        nplans = len(plans)
-        append = block.ops.append
-        attr_ok = self.attr_ok
-        attr_dicts = self.attr_dicts
-        nattrs = len(attr_dicts)
-        nloc = self.nloc
-        size = len(s)
+        return k
+
+    def ops(self, out: list[Operation], k: int, nops: int, depth: int) -> int:
+        """``nops`` ops from int ``k``, appended to ``out``; returns the next position.
+
+        Op layout: ``op_index << OP_SHIFT | OPF_*`` flags; with ``OPF_EXTENDED`` the ``OPX_*``
+        flags; with ``OPF_LOCATION`` a location id; with ``OPX_COMMENTS`` comments; the operand
+        and result counts when not fixed by the name; operands as distances back from the next
+        value id; explicit result ids with ``OPX_RESULT_IDS``; with ``OPF_ATTRS`` the index of
+        the attribute dictionary; with ``OPX_REGIONS`` the regions. The common cases (one or two
+        operands, one result) are decoded inline; the rest by the methods named after them.
+        """
+        # The layout's names as locals: as fast to test as literal masks in this loop.
+        OP_SHIFT, OPF_ATTRS, OPF_LOCATION = L.OP_SHIFT, L.OPF_ATTRS, L.OPF_LOCATION  # noqa: N806
+        OPF_EXTENDED, OPX_ALL, OPX_COUNTS = L.OPF_EXTENDED, L.OPX_ALL, L.OPX_COUNTS  # noqa: N806
+        OPX_COMMENTS, OPX_BLANK, OPX_RESULT_IDS = L.OPX_COMMENTS, L.OPX_BLANK, L.OPX_RESULT_IDS  # noqa: N806
+        OPX_REGIONS = L.OPX_REGIONS  # noqa: N806
+        OPF_LOCATION_OR_EXTENDED = OPF_LOCATION | OPF_EXTENDED  # noqa: N806
+        st = self.ir
+        s, V, plans, defined = st.s, self.values, self.plans, self.defined  # noqa: N806
+        nplans, nloc, nv, size = len(plans), self.nloc, len(V), len(st.s)
+        attr_ok, attr_dicts = self.attr_ok, self.attr_dicts
+        append = out.append
+        nxt = self.nxt
         for _ in range(nops):
             head = s[k]
-            k += 1
-            p = head >> 3
+            p = head >> OP_SHIFT
             if p >= nplans:
                 raise st.error(
-                    E_INDEX, k - 1, f"op name index {p} is out of range (table has {nplans})"
+                    E_INDEX, k, f"op name index {p} is out of range (table has {nplans})"
                 )
+            k += 1
             name, decl, no, nr, max_regions = plans[p]
             ext = loc = 0
-            if head & 6:
-                if head & 4:
+            comments: tuple[str, ...] = ()
+            if head & OPF_LOCATION_OR_EXTENDED:
+                if head & OPF_EXTENDED:
                     ext = s[k]
-                    if not ext or ext & ~L.OPX_ALL:
+                    if not ext or ext & ~OPX_ALL:
                         raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
                     k += 1
-                    if ext & 4:
+                    if ext & OPX_COUNTS:
                         no = nr = -1
-                if head & 2:
+                if head & OPF_LOCATION:
                     loc = s[k]
                     if not 0 < loc < nloc:
                         raise st.error(
                             E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
                         )
                     k += 1
-                if ext & 1:
+                if ext & OPX_COMMENTS:
                     comments, k = self.comments(st, k)
-                else:
-                    comments = ()
             if no < 0:
                 no = s[k]
                 if no > size - k:
@@ -640,20 +671,8 @@ class _Reader:
                 operands = ()
             if not nr:
                 results: tuple[Value, ...] = ()
-            elif ext & 8:
-                lst = []
-                for _ in range(nr):
-                    z = s[k]
-                    a = nxt + ((z >> 1) ^ -(z & 1))
-                    if not 0 <= a < nv or defined[a]:
-                        raise st.error(
-                            E_SEMANTIC, k, f"result value {a} is out of range or defined twice"
-                        )
-                    defined[a] = 1
-                    lst.append(V[a])
-                    nxt = a + 1
-                    k += 1
-                results = tuple(lst)
+            elif ext & OPX_RESULT_IDS:
+                results, nxt, k = self.explicit_results(k, nr, nxt)
             elif nr == 1:
                 if nxt >= nv or defined[nxt]:
                     raise st.error(
@@ -663,69 +682,112 @@ class _Reader:
                 results = (V[nxt],)
                 nxt += 1
             else:
-                end = nxt + nr
-                if end > nv or defined.find(1, nxt, end) >= 0:
-                    raise st.error(
-                        E_SEMANTIC,
-                        k,
-                        f"result values {nxt}..{end - 1} are out of range or defined twice",
-                    )
-                defined[nxt:end] = bytes(nr).replace(b"\0", b"\1")
-                results = tuple(V[nxt:end])
-                nxt = end
+                results, nxt = self.next_results(k, nr, nxt)
             attrs: Any = None
-            if head & 1:
+            if head & OPF_ATTRS:
                 d = s[k]
-                if d >= nattrs:
-                    raise st.error(
-                        E_INDEX, k, f"attribute dictionary {d} is out of range (table has {nattrs})"
-                    )
+                if (p, d, no) not in attr_ok:
+                    self.check_attr_dict(k, p, d, no)
                 attrs = attr_dicts[d]
-                key = (p, d, no)
-                if key not in attr_ok:
-                    problem = L.attr_dict_problem(decl, attrs, no)
-                    if problem:
-                        raise st.error(E_SEMANTIC, k, f"'{name}': {problem}")
-                    attr_ok.add(key)
                 k += 1
-            if ext & 16:
-                n = s[k]
-                if not 0 < n <= max_regions:
-                    raise st.error(
-                        E_STRUCTURE,
-                        k,
-                        f"'{name}' cannot have {count_of(n, 'region')} (it declares {max_regions})",
-                    )
-                if depth >= L.MAX_NESTING:
-                    raise st.error(
-                        E_STRUCTURE, k, f"regions nest deeper than {L.MAX_NESTING} levels"
-                    )
-                k += 1
+            if ext & OPX_REGIONS:
                 self.nxt = nxt
-                regs = []
-                for _ in range(n):
-                    nb = st.count(k, "block count")
-                    if not nb:
-                        raise st.error(E_STRUCTURE, k, "a region needs at least one block")
-                    k += 1
-                    blocks = []
-                    for _ in range(nb):
-                        b = Block()
-                        k = self.block(b, k, depth + 1)
-                        blocks.append(b)
-                    regs.append(Region(blocks))
+                regions, k = self.regions(k, name, max_regions, depth)
                 nxt = self.nxt
                 append(
                     Operation(
-                        name, operands, results, attrs, tuple(regs), loc, comments, ext & 2 == 2
+                        name, operands, results, attrs, regions, loc, comments, ext & OPX_BLANK != 0
                     )
                 )
             elif ext:
-                append(Operation(name, operands, results, attrs, (), loc, comments, ext & 2 == 2))
+                append(
+                    Operation(
+                        name,
+                        operands,
+                        results,
+                        attrs,
+                        (),
+                        loc,
+                        comments,
+                        ext & OPX_BLANK != 0,
+                    )
+                )
             else:
                 append(Operation(name, operands, results, attrs, (), loc))
         self.nxt = nxt
         return k
+
+    def explicit_results(self, k: int, nr: int, nxt: int) -> tuple[tuple[Value, ...], int, int]:
+        """``nr`` results given as zigzag offsets from the next value id: (results, next, k)."""
+        st = self.ir
+        s, V, defined = st.s, self.values, self.defined  # noqa: N806
+        out = []
+        for _ in range(nr):
+            z = s[k]
+            a = nxt + ((z >> 1) ^ -(z & 1))
+            if not 0 <= a < len(V) or defined[a]:
+                raise st.error(E_SEMANTIC, k, f"result value {a} is out of range or defined twice")
+            defined[a] = 1
+            out.append(V[a])
+            nxt = a + 1
+            k += 1
+        return tuple(out), nxt, k
+
+    def next_results(self, k: int, nr: int, nxt: int) -> tuple[tuple[Value, ...], int]:
+        """``nr`` results that are the next value ids in sequence: (results, next)."""
+        end = nxt + nr
+        defined = self.defined
+        if end > len(self.values) or defined.find(1, nxt, end) >= 0:
+            raise self.ir.error(
+                E_SEMANTIC, k, f"result values {nxt}..{end - 1} are out of range or defined twice"
+            )
+        defined[nxt:end] = b"\1" * nr
+        return tuple(self.values[nxt:end]), end
+
+    def check_attr_dict(self, k: int, p: int, d: int, n_operands: int) -> None:
+        """Attribute dictionary ``d`` exists and fits op name ``p`` with this many operands
+        (each combination is checked once)."""
+        st = self.ir
+        if d >= len(self.attr_dicts):
+            raise st.error(
+                E_INDEX,
+                k,
+                f"attribute dictionary {d} is out of range (table has {len(self.attr_dicts)})",
+            )
+        name, decl = self.plans[p][:2]
+        problem = L.attr_dict_problem(decl, self.attr_dicts[d], n_operands)
+        if problem:
+            raise st.error(E_SEMANTIC, k, f"'{name}': {problem}")
+        self.attr_ok.add((p, d, n_operands))
+
+    def regions(
+        self, k: int, name: str, max_regions: int, depth: int
+    ) -> tuple[tuple[Region, ...], int]:
+        """An op's regions at int ``k``: count, then per region its block count and blocks."""
+        st = self.ir
+        n = st.s[k]
+        if not 0 < n <= max_regions:
+            raise st.error(
+                E_STRUCTURE,
+                k,
+                f"'{name}' cannot have {count_of(n, 'region')} (it declares {max_regions})",
+            )
+        if depth >= L.MAX_NESTING:
+            raise st.error(E_STRUCTURE, k, f"regions nest deeper than {L.MAX_NESTING} levels")
+        k += 1
+        regs = []
+        for _ in range(n):
+            nb = st.count(k, "block count")
+            if not nb:
+                raise st.error(E_STRUCTURE, k, "a region needs at least one block")
+            k += 1
+            blocks = []
+            for _ in range(nb):
+                b = Block()
+                k = self.block(b, k, depth + 1)
+                blocks.append(b)
+            regs.append(Region(blocks))
+        return tuple(regs), k
 
     def comments(self, st: _Stream, k: int) -> tuple[tuple[str, ...], int]:
         """A comment count and that many single-line comment strings at int ``k``."""
