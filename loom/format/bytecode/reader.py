@@ -101,6 +101,14 @@ class _Stream:
             raise self.error(E_INDEX, k, f"{what} {n} is out of range (table has {limit})")
         return n
 
+    def out_of_range(self, k: int, what: str, n: int, limit: int) -> BytecodeError:
+        """Int ``k`` (``what``, value ``n``) is not below ``limit``."""
+        return self.error(E_INDEX, k, f"{what} {n} is out of range (table has {limit})")
+
+    def redefined(self, k: int, what: str, vid: int | str) -> BytecodeError:
+        """Value ``vid`` named at int ``k`` does not exist or is already defined."""
+        return self.error(E_SEMANTIC, k, f"{what} {vid} is out of range or defined twice")
+
     def truncated(self) -> BytecodeError:
         """The section ended while more was expected."""
         return bytecode_error(
@@ -590,24 +598,18 @@ class _Reader:
         return k
 
     def ops(self, out: list[Operation], k: int, nops: int, depth: int) -> int:
-        """``nops`` ops from int ``k``, appended to ``out``; returns the next position.
+        """``nops`` ops from int ``k`` appended to ``out``; returns the next position.
 
-        Op layout: ``op_index << OP_SHIFT | OPF_*`` flags; with ``OPF_EXTENDED`` the ``OPX_*``
-        flags; with ``OPF_LOCATION`` a location id; with ``OPX_COMMENTS`` comments; the operand
-        and result counts when not fixed by the name; operands as distances back from the next
-        value id; explicit result ids with ``OPX_RESULT_IDS``; with ``OPF_ATTRS`` the index of
-        the attribute dictionary; with ``OPX_REGIONS`` the regions. The common cases (one or two
-        operands, one result) are decoded inline; the rest by the methods named after them.
-        """
+        Per op: ``op_index << OP_SHIFT | OPF_*``, the ``OPX_*`` flags, location, comments,
+        counts, operands, results, attribute dictionary and regions, each when its flag (or
+        the name's variable counts) asks; the rare parts by the methods named after them."""
         # The layout's names as locals: as fast to test as literal masks in this loop.
         OP_SHIFT, OPF_ATTRS, OPF_LOCATION = L.OP_SHIFT, L.OPF_ATTRS, L.OPF_LOCATION  # noqa: N806
-        OPF_EXTENDED, OPX_ALL, OPX_COUNTS = L.OPF_EXTENDED, L.OPX_ALL, L.OPX_COUNTS  # noqa: N806
+        OPF_EXTENDED, OPX_COUNTS, OPX_REGIONS = L.OPF_EXTENDED, L.OPX_COUNTS, L.OPX_REGIONS  # noqa: N806
         OPX_COMMENTS, OPX_BLANK, OPX_RESULT_IDS = L.OPX_COMMENTS, L.OPX_BLANK, L.OPX_RESULT_IDS  # noqa: N806
-        OPX_REGIONS = L.OPX_REGIONS  # noqa: N806
-        OPF_LOCATION_OR_EXTENDED = OPF_LOCATION | OPF_EXTENDED  # noqa: N806
         st = self.ir
         s, V, plans, defined = st.s, self.values, self.plans, self.defined  # noqa: N806
-        nplans, nloc, nv, size = len(plans), self.nloc, len(V), len(st.s)
+        nplans, nloc, nv = len(plans), self.nloc, len(V)
         attr_ok, attr_dicts = self.attr_ok, self.attr_dicts
         append = out.append
         nxt = self.nxt
@@ -615,74 +617,46 @@ class _Reader:
             head = s[k]
             p = head >> OP_SHIFT
             if p >= nplans:
-                raise st.error(
-                    E_INDEX, k, f"op name index {p} is out of range (table has {nplans})"
-                )
+                raise st.out_of_range(k, "op name index", p, nplans)
             k += 1
             name, decl, no, nr, max_regions = plans[p]
             ext = loc = 0
             comments: tuple[str, ...] = ()
-            if head & OPF_LOCATION_OR_EXTENDED:
+            if head & (OPF_LOCATION | OPF_EXTENDED):
                 if head & OPF_EXTENDED:
-                    ext = s[k]
-                    if not ext or ext & ~OPX_ALL:
-                        raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
-                    k += 1
+                    ext, k = self.extended_flags(k)
                     if ext & OPX_COUNTS:
                         no = nr = -1
                 if head & OPF_LOCATION:
                     loc = s[k]
                     if not 0 < loc < nloc:
-                        raise st.error(
-                            E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
-                        )
+                        raise st.out_of_range(k, "location id", loc, nloc)
                     k += 1
                 if ext & OPX_COMMENTS:
                     comments, k = self.comments(st, k)
-            if no < 0:
-                no = s[k]
-                if no > size - k:
-                    raise st.error(E_COUNT, k, f"operand count {no} exceeds the entries left")
-                k += 1
-            if nr < 0:
-                nr = s[k]
-                if nr > size - k:
-                    raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
-                k += 1
+            if no < 0 or nr < 0:
+                no, nr, k = self.counts(k, no, nr)
             # Operands: distance back from the next value id (>= 1), or 0 then an absolute id.
-            if no == 1:
-                d = s[k]
-                if d and d <= nxt:
-                    operands: tuple[Value, ...] = (V[nxt - d],)
-                    k += 1
-                else:
-                    operands, k = self.operands(k, 1, nxt)
-            elif no == 2:
-                d = s[k]
-                e = s[k + 1]
-                if d and e and d <= nxt and e <= nxt:
-                    operands = (V[nxt - d], V[nxt - e])
-                    k += 2
-                else:
-                    operands, k = self.operands(k, 2, nxt)
+            if no == 2 and 0 < (d := s[k]) <= nxt and 0 < (e := s[k + 1]) <= nxt:
+                operands: tuple[Value, ...] = (V[nxt - d], V[nxt - e])
+                k += 2
+            elif no == 1 and 0 < (d := s[k]) <= nxt:
+                operands = (V[nxt - d],)
+                k += 1
             elif no:
                 operands, k = self.operands(k, no, nxt)
             else:
                 operands = ()
-            if not nr:
-                results: tuple[Value, ...] = ()
-            elif ext & OPX_RESULT_IDS:
-                results, nxt, k = self.explicit_results(k, nr, nxt)
-            elif nr == 1:
+            if nr == 1 and not ext & OPX_RESULT_IDS:
                 if nxt >= nv or defined[nxt]:
-                    raise st.error(
-                        E_SEMANTIC, k, f"result value {nxt} is out of range or defined twice"
-                    )
+                    raise st.redefined(k, "result value", nxt)
                 defined[nxt] = 1
-                results = (V[nxt],)
+                results: tuple[Value, ...] = (V[nxt],)
                 nxt += 1
+            elif nr:
+                results, nxt, k = self.results(k, nr, nxt, ext & OPX_RESULT_IDS)
             else:
-                results, nxt = self.next_results(k, nr, nxt)
+                results = ()
             attrs: Any = None
             if head & OPF_ATTRS:
                 d = s[k]
@@ -690,59 +664,65 @@ class _Reader:
                     self.check_attr_dict(k, p, d, no)
                 attrs = attr_dicts[d]
                 k += 1
-            if ext & OPX_REGIONS:
-                self.nxt = nxt
-                regions, k = self.regions(k, name, max_regions, depth)
-                nxt = self.nxt
-                append(
-                    Operation(
-                        name, operands, results, attrs, regions, loc, comments, ext & OPX_BLANK != 0
-                    )
-                )
-            elif ext:
-                append(
-                    Operation(
-                        name,
-                        operands,
-                        results,
-                        attrs,
-                        (),
-                        loc,
-                        comments,
-                        ext & OPX_BLANK != 0,
-                    )
-                )
+            if ext:
+                regions: tuple[Region, ...] = ()
+                if ext & OPX_REGIONS:
+                    self.nxt = nxt
+                    regions, k = self.regions(k, name, max_regions, depth)
+                    nxt = self.nxt
+                blank = ext & OPX_BLANK != 0
+                append(Operation(name, operands, results, attrs, regions, loc, comments, blank))
             else:
                 append(Operation(name, operands, results, attrs, (), loc))
         self.nxt = nxt
         return k
 
-    def explicit_results(self, k: int, nr: int, nxt: int) -> tuple[tuple[Value, ...], int, int]:
-        """``nr`` results given as zigzag offsets from the next value id: (results, next, k)."""
+    def extended_flags(self, k: int) -> tuple[int, int]:
+        """The ``OPX_*`` flags at int ``k`` (never empty, no unknown bits)."""
+        ext = self.ir.s[k]
+        if not ext or ext & ~L.OPX_ALL:
+            raise self.ir.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
+        return ext, k + 1
+
+    def counts(self, k: int, no: int, nr: int) -> tuple[int, int, int]:
+        """The operand and result counts the op name does not fix (each at most the ints
+        left): (operands, results, next position)."""
+        st = self.ir
+        s = st.s
+        if no < 0:
+            no = s[k]
+            if no > len(s) - k:
+                raise st.error(E_COUNT, k, f"operand count {no} exceeds the entries left")
+            k += 1
+        if nr < 0:
+            nr = s[k]
+            if nr > len(s) - k:
+                raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
+            k += 1
+        return no, nr, k
+
+    def results(self, k: int, nr: int, nxt: int, explicit_ids: int) -> tuple[Any, int, int]:
+        """``nr`` results: the next value ids in sequence, or (with ``OPX_RESULT_IDS``) zigzag
+        offsets from the next id. Returns (results, next value id, next position)."""
         st = self.ir
         s, V, defined = st.s, self.values, self.defined  # noqa: N806
+        if not explicit_ids:
+            end = nxt + nr
+            if end > len(V) or defined.find(1, nxt, end) >= 0:
+                raise st.redefined(k, "result values", f"{nxt}..{end - 1}")
+            defined[nxt:end] = b"\1" * nr
+            return tuple(V[nxt:end]), end, k
         out = []
         for _ in range(nr):
             z = s[k]
             a = nxt + ((z >> 1) ^ -(z & 1))
             if not 0 <= a < len(V) or defined[a]:
-                raise st.error(E_SEMANTIC, k, f"result value {a} is out of range or defined twice")
+                raise st.redefined(k, "result value", a)
             defined[a] = 1
             out.append(V[a])
             nxt = a + 1
             k += 1
         return tuple(out), nxt, k
-
-    def next_results(self, k: int, nr: int, nxt: int) -> tuple[tuple[Value, ...], int]:
-        """``nr`` results that are the next value ids in sequence: (results, next)."""
-        end = nxt + nr
-        defined = self.defined
-        if end > len(self.values) or defined.find(1, nxt, end) >= 0:
-            raise self.ir.error(
-                E_SEMANTIC, k, f"result values {nxt}..{end - 1} are out of range or defined twice"
-            )
-        defined[nxt:end] = b"\1" * nr
-        return tuple(self.values[nxt:end]), end
 
     def check_attr_dict(self, k: int, p: int, d: int, n_operands: int) -> None:
         """Attribute dictionary ``d`` exists and fits op name ``p`` with this many operands
