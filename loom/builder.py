@@ -261,43 +261,8 @@ class LoomBuilder:
             )
 
         attrs: dict[str, Any] = {}
-        groups: dict[str, tuple[Value, ...]] = {}
-        for key, o in plan.operand_kw.items():
-            raw = kw.get(key)
-            static_attr = plan.index_lists.get(o.name)
-            if static_attr is not None:
-                vals, static = self._split_indices(raw, key, fail)
-                groups[o.name] = vals
-                if static is not None:
-                    attrs[static_attr] = static
-                continue
-            if o.variadic:
-                if raw is None:
-                    raw = ()
-                if isinstance(raw, Value) or not isinstance(raw, (list, tuple)):
-                    raise fail(f"operand '{key}' takes a list of values, got {raw!r}")
-                vals = tuple(raw)
-            elif raw is None:
-                if not o.optional:
-                    raise fail(f"missing operand '{key}'")
-                vals = ()
-            else:
-                vals = (raw,)
-            for v in vals:
-                self._check_value(v, key, fail)
-            groups[o.name] = vals
-
-        for key, a in plan.attr_kw.items():
-            raw = kw.get(key)
-            if raw is None or (a.kind == AttrKind.UNIT and raw is False):
-                if not a.optional:
-                    raise fail(f"missing attribute '{key}'")
-                continue
-            value = _coerce_attr(a, raw)
-            problem = attr_problem(a, value)
-            if problem:
-                raise fail(problem)
-            attrs[a.name] = value
+        groups = self._operand_groups(plan, kw, attrs, fail)
+        self._attributes(plan, kw, attrs, fail)
 
         result_types = self._result_types(plan, kw.get("results"), fail)
         result_groups = _group_types(decl, result_types, fail)
@@ -345,6 +310,51 @@ class LoomBuilder:
         return list(results)
 
     # ------------------------------------------------------------------ helpers
+
+    def _operand_groups(
+        self, plan: _OpPlan, kw: dict[str, Any], attrs: dict[str, Any], fail
+    ) -> dict[str, tuple[Value, ...]]:  # noqa: ANN001
+        """Operand field -> values from the keywords (static index lists go to ``attrs``)."""
+        groups: dict[str, tuple[Value, ...]] = {}
+        for key, o in plan.operand_kw.items():
+            raw = kw.get(key)
+            static_attr = plan.index_lists.get(o.name)
+            if static_attr is not None:
+                vals, static = self._split_indices(raw, key, fail)
+                groups[o.name] = vals
+                if static is not None:
+                    attrs[static_attr] = static
+                continue
+            if o.variadic:
+                if raw is None:
+                    raw = ()
+                if isinstance(raw, Value) or not isinstance(raw, (list, tuple)):
+                    raise fail(f"operand '{key}' takes a list of values, got {raw!r}")
+                vals = tuple(raw)
+            elif raw is None:
+                if not o.optional:
+                    raise fail(f"missing operand '{key}'")
+                vals = ()
+            else:
+                vals = (raw,)
+            for v in vals:
+                self._check_value(v, key, fail)
+            groups[o.name] = vals
+        return groups
+
+    def _attributes(self, plan: _OpPlan, kw: dict[str, Any], attrs: dict[str, Any], fail) -> None:  # noqa: ANN001
+        """Coerce and check the attribute keywords into ``attrs``."""
+        for key, a in plan.attr_kw.items():
+            raw = kw.get(key)
+            if raw is None or (a.kind == AttrKind.UNIT and raw is False):
+                if not a.optional:
+                    raise fail(f"missing attribute '{key}'")
+                continue
+            value = _coerce_attr(a, raw)
+            problem = attr_problem(a, value)
+            if problem:
+                raise fail(problem)
+            attrs[a.name] = value
 
     def _insertion_point(self, block: Block, decl: OpDef, fail) -> tuple[int, int]:  # noqa: ANN001
         """Where an op of ``decl`` goes in ``block``, and how many ops it replaces (0 or 1).

@@ -266,36 +266,40 @@ class ModuleVerifier:
             ):
                 self._cursor = (ri, bi, oi)
                 self._extra(op, plan, layout, flags, ri, bi, oi)
-            if defined:
-                continue
-            for r in results:
-                try:
-                    rid = r.id
-                    if stamp[rid] != -1 or values[rid] is not r:
-                        raise IndexError
-                    stamp[rid] = tok
-                except (IndexError, AttributeError, TypeError):
-                    self._cursor = (ri, bi, oi)
-                    self._bad_definition(op, r)
-                    continue
-                n = r.name
-                if n is not None:
-                    prev = names.get(n)
-                    if prev is not None and active[prev]:
-                        self._cursor = (ri, bi, oi)
-                        self.error(
-                            op,
-                            "DOMINANCE/004",
-                            f"'{op.name}' defines '%{n}', a name already defined in this scope",
-                        )
-                    names[n] = tok
-                    if n[:1].isdigit():
-                        self._cursor = (ri, bi, oi)
-                        self._digit_name(op, r, tok, "defines")
-                elif digit_names and rid in digit_names:
-                    self._cursor = (ri, bi, oi)
-                    self._spelled_by_a_name(op, r, "defines")
+            if not defined and results:
+                self._define_results(op, tok, (ri, bi, oi))
         self._cursor = None
+
+    def _define_results(self, op: Operation, tok: int, cursor: tuple[int, int, int]) -> None:
+        """Define the op's results in scope ``tok`` (the checked path: names, digit names)."""
+        stamp, values, names, active = self.stamp, self.values, self.names, self.active
+        for r in op.results:
+            try:
+                rid = r.id
+                if stamp[rid] != -1 or values[rid] is not r:
+                    raise IndexError
+                stamp[rid] = tok
+            except (IndexError, AttributeError, TypeError):
+                self._cursor = cursor
+                self._bad_definition(op, r)
+                continue
+            n = r.name
+            if n is not None:
+                prev = names.get(n)
+                if prev is not None and active[prev]:
+                    self._cursor = cursor
+                    self.error(
+                        op,
+                        "DOMINANCE/004",
+                        f"'{op.name}' defines '%{n}', a name already defined in this scope",
+                    )
+                names[n] = tok
+                if n[:1].isdigit():
+                    self._cursor = cursor
+                    self._digit_name(op, r, tok, "defines")
+            elif self.digit_names and rid in self.digit_names:
+                self._cursor = cursor
+                self._spelled_by_a_name(op, r, "defines")
 
     def _digit_name(self, owner: Operation, v: Value, tok: int, what: str) -> None:
         """A value named by digits must not spell an unnamed value visible with it."""
