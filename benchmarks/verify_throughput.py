@@ -29,7 +29,7 @@ from loom.format.text.printer import Printer
 from loom.registry import as_registry
 from loom.verify import verify_module
 
-TARGET_OPS_PER_S = 500_000
+TARGET_OPS_PER_S = 600_000
 
 
 def cpu_best(fn: Callable[[], Any], repeat: int) -> float:

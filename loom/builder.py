@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
 from loom.ir import (
@@ -252,6 +253,60 @@ class LoomBuilder(_Namespaces):
             )
 
         attrs: dict[str, Any] = {}
+        groups = self._operand_groups(plan, kw, attrs, fail)
+        self._attributes(plan, kw, attrs, fail)
+
+        result_types = self._result_types(plan, kw.get("results"), fail)
+        result_groups = _group_types(decl, result_types, fail)
+        names = self._result_names(kw, len(result_types), fail)
+
+        violations = check_field_types(decl, groups, result_groups)
+        if violations:
+            raise fail(violations[0].message)
+
+        regions = self._regions(plan, kw, groups, result_groups, fail)
+        location_id = kw.get("location_id")
+        if location_id is None:
+            location_id = self._location_id
+        self._check_location(location_id, op_name)
+
+        sym_name = attrs.get(plan.symbol_attr) if plan.symbol_attr else None
+        at = replace = 0
+        if plan.symbol_attr:
+            if sym_name in self.module.symbols:
+                raise fail(f"symbol '@{sym_name}' is already defined")
+        elif self._block is None:
+            raise fail("no insertion block; use 'with builder.insertion_block(block):'")
+        else:
+            at, replace = self._insertion_point(self._block, decl, fail)
+
+        # Everything is valid: create the values and the op.
+        operands, segments = pack_operands(decl, groups)
+        if segments is not None:
+            attrs[SEGMENTS_ATTR] = segments
+        made_regions = tuple(r.materialize(self) for r in regions if r is not None)
+        results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
+        op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions, location_id)
+        if plan.symbol_attr:
+            body = self.module.body
+            op.leading_blank_line = bool(body.ops)
+            body.ops.append(op)
+            self.module.symbols[sym_name] = op
+        else:
+            self._block.ops[at : at + replace] = [op]
+        self.last_op = op
+        if plan.returns == "none":
+            return None
+        if plan.returns == "one":
+            return results[0]
+        return list(results)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _operand_groups(
+        self, plan: _OpPlan, kw: dict[str, Any], attrs: dict[str, Any], fail
+    ) -> dict[str, tuple[Value, ...]]:  # noqa: ANN001
+        """Operand field -> values from the keywords (static index lists go to ``attrs``)."""
         groups: dict[str, tuple[Value, ...]] = {}
         for key, o in plan.operand_kw.items():
             raw = kw.get(key)
@@ -277,7 +332,10 @@ class LoomBuilder(_Namespaces):
             for v in vals:
                 self._check_value(v, key, fail)
             groups[o.name] = vals
+        return groups
 
+    def _attributes(self, plan: _OpPlan, kw: dict[str, Any], attrs: dict[str, Any], fail) -> None:  # noqa: ANN001
+        """Coerce and check the attribute keywords into ``attrs``."""
         for key, a in plan.attr_kw.items():
             raw = kw.get(key)
             if raw is None or (a.kind == AttrKind.UNIT and raw is False):
@@ -290,49 +348,27 @@ class LoomBuilder(_Namespaces):
                 raise fail(problem)
             attrs[a.name] = value
 
-        result_types = self._result_types(plan, kw.get("results"), fail)
-        result_groups = _group_types(decl, result_types, fail)
-        names = self._result_names(kw, len(result_types), fail)
+    def _insertion_point(self, block: Block, decl: OpDef, fail) -> tuple[int, int]:  # noqa: ANN001
+        """Where an op of ``decl`` goes in ``block``, and how many ops it replaces (0 or 1).
 
-        violations = check_field_types(decl, groups, result_groups)
-        if violations:
-            raise fail(violations[0].message)
-
-        regions = self._regions(plan, kw, groups, result_groups, fail)
-        location_id = kw.get("location_id")
-        if location_id is None:
-            location_id = self._location_id
-        self._check_location(location_id, op_name)
-
-        sym_name = attrs.get(plan.symbol_attr) if plan.symbol_attr else None
-        if plan.symbol_attr:
-            if sym_name in self.module.symbols:
-                raise fail(f"symbol '@{sym_name}' is already defined")
-        elif self._block is None:
-            raise fail("no insertion block; use 'with builder.insertion_block(block):'")
-
-        # Everything is valid: create the values and the op.
-        operands, segments = pack_operands(decl, groups)
-        if segments is not None:
-            attrs[SEGMENTS_ATTR] = segments
-        made_regions = tuple(r.materialize(self) for r in regions if r is not None)
-        results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
-        op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions, location_id)
-        if plan.symbol_attr:
-            body = self.module.body
-            op.leading_blank_line = bool(body.ops)
-            body.ops.append(op)
-            self.module.symbols[sym_name] = op
-        else:
-            self._block.ops.append(op)
-        self.last_op = op
-        if plan.returns == "none":
-            return None
-        if plan.returns == "one":
-            return results[0]
-        return list(results)
-
-    # ------------------------------------------------------------------ helpers
+        A block whose last op is an elided terminator (a bare ``scf.yield`` the builder or the
+        parser added) still reads as open: new ops go before it, and a terminator built into
+        it takes its place. That is the order a frontend walking its syntax tree uses: create
+        the ``scf.if``, then fill its region. Appending after any other terminator is refused.
+        """
+        ops = block.ops
+        last = ops[-1] if ops else None
+        if last is None:
+            return 0, 0
+        last_decl = self.registry.get(last.name)
+        if last_decl is None or not last_decl.is_terminator:
+            return len(ops), 0
+        if last.name in self.registry.implicit_terminators and _is_bare(last):
+            return len(ops) - 1, 1 if decl.is_terminator else 0
+        raise fail(
+            f"the insertion block already ends with its terminator '{last.name}'; nothing can "
+            f"follow a terminator: build the block's other ops first and '{last.name}' last"
+        )
 
     def _check_value(self, v: Any, key: str, fail) -> None:  # noqa: ANN001
         if not isinstance(v, Value):
@@ -390,7 +426,9 @@ class LoomBuilder(_Namespaces):
         elif many is not None:
             names = list(many)
             if len(names) != count:
-                raise fail(f"'names' has {len(names)} entries for {count} results")
+                raise fail(
+                    f"'names' has {count_of(len(names), 'entry')} for {count_of(count, 'result')}"
+                )
         else:
             names = [None] * count
         for n in names:
@@ -520,6 +558,13 @@ class _PendingRegion:
         return region
 
 
+def _is_bare(op: Operation) -> bool:
+    """No operands, results, attributes, regions or comments: an elided terminator in text."""
+    if op.operands or op.results or op.attributes or op.regions:
+        return False
+    return op.trivia is None or not op.trivia.comments
+
+
 def _name_problem(name: str | None) -> str | None:
     """Why ``name`` cannot be an SSA name (None when it can)."""
     if name is None or (isinstance(name, str) and _IDENT.match(name)):
@@ -535,7 +580,8 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
     variadic = [r for r in decl.results if r.variadic]
     if len(types) < fixed or (not variadic and len(types) != fixed):
         raise fail(
-            f"expected {fixed}{' or more' if variadic else ''} result types, got {len(types)}"
+            f"expected {count_of(fixed, 'result type')}{' or more' if variadic else ''}, "
+            f"got {len(types)}"
         )
     out, pos, extra = {}, 0, len(types) - fixed
     for r in decl.results:

@@ -29,7 +29,15 @@ class LoomParseError(LoomError):
 
 
 class BytecodeError(LoomError):
-    """Malformed, truncated, unsupported or hostile bytecode (names the byte offset)."""
+    """Malformed, truncated, unsupported or hostile bytecode (names the file and byte offset).
+
+    ``offset`` is the byte offset of the problem (None when there is none), ``detail`` what
+    was wrong there, ``filename`` the file it was read from (None for bytes in memory).
+    """
+
+    offset: int | None = None
+    detail: str = ""
+    filename: str | None = None
 
 
 class LoomRuntimeError(LoomError):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from pygments.lexer import RegexLexer, bygroups
@@ -78,12 +77,10 @@ def _decl_words(d: OpDef, keywords: set[str], constants: set[str], attributes: s
 
 def loom_words(ops: OpRegistry | Iterable[OpDef] | None = None) -> LoomWords:
     """Collect op names, type names, keywords, enum cases and attribute names from ``ops``."""
-    reg = as_registry(ops)
-    return _cached_words(reg)
+    return as_registry(ops).plan(_words_of)
 
 
-@lru_cache(maxsize=8)
-def _cached_words(reg: OpRegistry) -> LoomWords:
+def _words_of(reg: OpRegistry) -> LoomWords:
     keywords: set[str] = set()
     constants: set[str] = set(_LITERAL_WORDS)
     attributes: set[str] = set()

@@ -8,7 +8,9 @@ printed or written anyway.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from typing import Any
 
 from loom.dsl import OpDef, python_name
 
@@ -20,7 +22,7 @@ class UnknownOpError(LookupError):
 class OpRegistry:
     """An immutable, ordered set of op declarations with lookups by name and builder name."""
 
-    __slots__ = ("_by_name", "_builder_names", "__weakref__")
+    __slots__ = ("_by_name", "_builder_names", "_implicit_terminators", "_plans", "__weakref__")
 
     def __init__(self, defs: Iterable[OpDef]) -> None:
         by_name: dict[str, OpDef] = {}
@@ -32,6 +34,24 @@ class OpRegistry:
             by_name[d.name] = d
         self._by_name = by_name
         self._builder_names = _builder_names(by_name.values())
+        self._implicit_terminators = frozenset(
+            r.terminator
+            for d in by_name.values()
+            for r in d.regions
+            if r.implicit_terminator and r.terminator
+        )
+        self._plans: dict[Callable[[OpRegistry], Any], Any] = {}
+
+    def plan(self, factory: Callable[[OpRegistry], Any]) -> Any:
+        """``factory(self)``, computed once per registry (``factory`` is the key).
+
+        Tables a layer derives from the whole declaration set (highlighting words, parse
+        tables...) live here, next to the set they describe, instead of in module-level caches.
+        """
+        made = self._plans.get(factory)
+        if made is None:
+            made = self._plans[factory] = factory(self)
+        return made
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
@@ -66,6 +86,11 @@ class OpRegistry:
     def builder_name(self, d: OpDef) -> str:
         """The generated builder method name of ``d`` within this set."""
         return self._builder_names[d.name]
+
+    @property
+    def implicit_terminators(self) -> frozenset[str]:
+        """Terminators that some region of this set adds and elides when they pass nothing."""
+        return self._implicit_terminators
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -130,11 +155,6 @@ def _builder_names(defs: Iterable[OpDef]) -> dict[str, str]:
     return names
 
 
-_DEFAULT: OpRegistry | None = None
-_CACHE: dict[tuple[int, ...], OpRegistry] = {}
-_BY_TUPLE: dict[int, tuple[tuple[OpDef, ...], OpRegistry]] = {}
-
-
 def default_ops() -> tuple[OpDef, ...]:
     """Every declared op."""
     from loom.dialects import ALL_OPS
@@ -142,33 +162,26 @@ def default_ops() -> tuple[OpDef, ...]:
     return ALL_OPS
 
 
+@lru_cache(maxsize=1)
 def default_registry() -> OpRegistry:
-    """The registry of every declared op (built once)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = OpRegistry(default_ops())
-    return _DEFAULT
+    """The registry of every declared op (one per process: the declarations never change)."""
+    return OpRegistry(default_ops())
+
+
+@lru_cache(maxsize=64)
+def _registry_of(defs: tuple[OpDef, ...]) -> OpRegistry:
+    # Keyed by the declarations themselves (each hashes by identity and is kept alive by the
+    # key), so equal sets share one registry and the plans derived from it.
+    return OpRegistry(defs)
 
 
 def as_registry(ops: OpRegistry | Iterable[OpDef] | None) -> OpRegistry:
-    """Normalise an ``ops=`` argument to a registry (cached for repeated tuples)."""
+    """Normalise an ``ops=`` argument to a registry (the same one for the same declarations)."""
     if ops is None:
         return default_registry()
     if isinstance(ops, OpRegistry):
         return ops
-    if isinstance(ops, tuple):
-        # The common case (a preset's tuple passed again and again): found without building
-        # a key. The cache holds the tuple, so its id cannot be reused by another object.
-        hit = _BY_TUPLE.get(id(ops))
-        if hit is not None and hit[0] is ops:
-            return hit[1]
-    defs = tuple(ops)
-    key = tuple(id(d) for d in defs)
-    reg = _CACHE.get(key)
-    if reg is None:
-        reg = OpRegistry(defs)
-        if len(_CACHE) < 64:
-            _CACHE[key] = reg
-    if isinstance(ops, tuple) and len(_BY_TUPLE) < 64:
-        _BY_TUPLE[id(ops)] = (ops, reg)
-    return reg
+    defs = ops if isinstance(ops, tuple) else tuple(ops)
+    if defs is default_ops():
+        return default_registry()
+    return _registry_of(defs)

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import AttrDef, AttrKind, OpDef, SameType, SameTypeAt, Violation
 from loom.ir import Predicate, Type, Value
 from loom.ir.attributes import PREDICATE_ARITY
@@ -76,7 +77,7 @@ def check_field_types(
                 out.append(
                     Violation(
                         "STRUCTURE/013",
-                        f"'{trait.b}' has {len(b)} values but '{trait.a}' has {len(a)}",
+                        f"'{trait.b}' has {count_of(len(b), 'value')} but '{trait.a}' has {len(a)}",
                         trait.b,
                     )
                 )
@@ -159,7 +160,9 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
                     PREDICATE_ARITY
                 )
             if len(p.args) != arity:
-                return f"predicate '{p.kind}' takes {arity} arguments, got {len(p.args)}"
+                return (
+                    f"predicate '{p.kind}' takes {count_of(arity, 'argument')}, got {len(p.args)}"
+                )
             for x in p.args:
                 if not isinstance(x, (Value, int)) or isinstance(x, bool):
                     return f"predicate '{p.kind}' argument {x!r} must be a value or an int"

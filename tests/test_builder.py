@@ -116,7 +116,7 @@ def _snapshot(module):
         (lambda b, n, buf: b.index.add(lhs=n, rhs=n), "missing 'results='"),
         (
             lambda b, n, buf: b.index.add(lhs=n, rhs=n, results=[INDEX, INDEX]),
-            "expected 1 result types, got 2",
+            "expected 1 result type, got 2",
         ),
         (
             lambda b, n, buf: b.index.add(lhs=n, rhs=n, results=[F32]),

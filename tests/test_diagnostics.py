@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loom.diagnostic_render import underline
+from loom.diagnostic_sources import PrintedModules
 from loom.diagnostics import (
     Diagnostic,
     DiagnosticEngine,
@@ -118,17 +119,22 @@ def test_op_without_location_underlines_the_printed_module() -> None:
     shell.body_block.ops[0].results[0].type = I32
     diag = verify_module(module)[0]
     assert diag.range is None
+    # Without a printed-text provider there is no line to show, but the op path is there.
+    bare = diag.render().splitlines()
+    assert bare[0].startswith("error TYPE/") and bare[1].startswith("  source: module ")
     printer = Printer()
     printed = printer.print_module(module)
     line_no = printer.op_lines[id(shell.body_block.ops[0])]
-    lines = diag.render().splitlines()
+    lines = diag.render(printed=PrintedModules()).splitlines()
     assert lines[0].startswith(f"<module>:{line_no}:3: error TYPE/")
     assert lines[1] == printed.splitlines()[line_no - 1] == "  %doubled = index.add %n, %n : i32"
     assert lines[2] == "  " + "^" + "~" * (len(lines[1]) - 3)
     assert "no source location" in lines[3]
-    assert diag.resolved_range().provenance is SourceProvenance.PRINTED_FALLBACK
+    assert diag.resolved_range(PrintedModules()).provenance is SourceProvenance.PRINTED_FALLBACK
     module.name = "demo"
-    assert verify_module(module)[0].render().startswith(f"<demo>:{line_no}:3:")
+    # A provider handed to the verifier travels with its diagnostics.
+    again = verify_module(module, printed=PrintedModules())[0]
+    assert again.render().startswith(f"<demo>:{line_no}:3:")
 
 
 def test_engine_and_error() -> None:

@@ -41,8 +41,13 @@ def test_toy_mistakes_point_at_the_toy_source(tmp_path) -> None:  # noqa: ANN001
     assert "region that does not enclose this use" in scope[0]
     assert scope[1:3] == ["y = z + lane", "    ^~~~~~~~"]
     assert barrier[0].startswith("prog.toy:4:14: error STRUCTURE/038")
-    assert 'control_distribution="lane_predicate"' in barrier[0]
+    # Structured parameters are listed on their own line, never in the headline.
+    assert "{" not in barrier[0] and "control_distribution" not in barrier[0]
     assert barrier[1:3] == ["if lane < 4: barrier", "             ^~~~~~~"]
+    params = [line for line in barrier if line.startswith("  params: ")]
+    assert len(params) == 1
+    assert 'op_name="kernel.barrier"' in params[0]
+    assert 'control_distribution="lane_predicate"' in params[0]
 
 
 def test_toy_source_read_from_disk_when_not_kept(tmp_path) -> None:  # noqa: ANN001

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from loom.diagnostic_sources import PrintedModules
 from loom.diagnostics import LoomDiagnosticError
 from loom.errors import LoomError
 from loom.format.text.parser import parse_module
@@ -149,7 +150,7 @@ def _load(inp: _Input, src: str, print_locations: bool = False) -> tuple[Module,
     if _is_bytecode(inp, src):
         reader, _ = _bytecode()
         try:
-            module = reader.read_module(inp.data, verify=False)
+            module = reader.read_module(inp.data, verify=False, filename=inp.name)
         except LoomError as e:
             _report(inp.name, e)
             raise _Fail from None
@@ -169,7 +170,7 @@ def _load(inp: _Input, src: str, print_locations: bool = False) -> tuple[Module,
         except LoomError as e:
             _report(inp.name, e)
             raise _Fail from None
-    diags = verify_module(module)
+    diags = verify_module(module, printed=PrintedModules())
     for d in diags:
         _err(d.render())
     if diags.has_errors:

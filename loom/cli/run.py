@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from loom.diagnostics import a_or_an
 from loom.errors import LoomError
 from loom.ir import BufferType, ScalarType
 
@@ -98,7 +99,9 @@ def _bind(plan: Any, given: dict[str, str]) -> tuple[list, dict[str, np.ndarray]
             try:
                 args.append(_scalar(raw, p.type))
             except ValueError:
-                raise ValueError(f"argument {name}: {raw!r} is not a {p.type} value") from None
+                raise ValueError(
+                    f"argument {name}: {raw!r} is not {a_or_an(f'{p.type} value')}"
+                ) from None
         else:
             raise ValueError(f"argument {name} of type {p.type} is not supported")
     if given:

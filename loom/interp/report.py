@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.diagnostics import Diagnostic, DiagnosticRelatedLocation, DiagnosticSeverity
+from loom.diagnostics import (
+    Diagnostic,
+    DiagnosticRelatedLocation,
+    DiagnosticSeverity,
+    op_source_range,
+)
 from loom.errors import LoomRuntimeError
-from loom.verify import op_source_range
 
 
 def coords_text(coords: tuple[tuple[int, int, int], tuple[int, int, int]] | None) -> str:

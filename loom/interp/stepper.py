@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
+from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange, op_source_range
 from loom.errors import LoomRuntimeError
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
@@ -43,7 +43,6 @@ from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module, Operation, ScalarType
-from loom.verify import op_source_range
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 AT_COLLECTIVE = "at collective"

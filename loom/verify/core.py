@@ -16,23 +16,26 @@ DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from typing import Any
 
-from loom.diagnostic_render import location_range
 from loom.diagnostics import (
     Diagnostic,
     DiagnosticEngine,
     DiagnosticRelatedLocation,
     DiagnosticSeverity,
-    SourceRange,
+    PrintedText,
+    a_or_an,
+    count_of,
+    op_source_range,
+    source_order,
 )
 from loom.dsl import ArgSource, OpDef, PureWhen, Terminator, Violation
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
+from loom.switches import recursion_limit_at_least
 from loom.typecheck import attr_problem, check_field_types
 from loom.verify.plan import (
     F_CONVERGENT,
@@ -48,7 +51,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
-from loom.verify.uniformity import derived_sources
+from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
 _RECURSION_LIMIT = 6000
@@ -92,11 +95,6 @@ class VerifyContext:
         return self.module.symbols.get(name) if isinstance(name, str) else None
 
 
-def op_source_range(module: Module, op: Operation) -> SourceRange | None:
-    """The op's recorded source location as a range, if it has a file location."""
-    return location_range(module, op.location_id)
-
-
 class ModuleVerifier:
     """Runs every check over one module."""
 
@@ -105,10 +103,13 @@ class ModuleVerifier:
         module: Module,
         registry: OpRegistry,
         diagnostics: DiagnosticEngine | None = None,
+        printed: PrintedText | None = None,
     ) -> None:
         self.module = module
         self.registry = registry
         self.engine = diagnostics if diagnostics is not None else DiagnosticEngine()
+        self.printed = printed
+        """Handed to every diagnostic, to show location-less ops in the printed module."""
         self.ctx = VerifyContext(module, registry)
         self._plans: dict[str, OpPlan | None] = {}
 
@@ -139,6 +140,7 @@ class ModuleVerifier:
             module=self.module,
             location_id=op.location_id if op is not None else 0,
             params=params or {},
+            printed=self.printed,
         )
         self.engine.add(d)
         return d
@@ -182,15 +184,12 @@ class ModuleVerifier:
         self._defined: set[int] | None = None
         self._name_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
         self._check_symbols()
-        old_limit = sys.getrecursionlimit()
-        if old_limit < _RECURSION_LIMIT:
-            sys.setrecursionlimit(_RECURSION_LIMIT)
+        first = len(self.engine.diagnostics)
         try:
-            self._walk_block(module.body, 0, "module", 0, 0)
-            if self.convergent:
-                from loom.verify.uniformity import check_convergent
-
-                check_convergent(self, self.convergent)
+            with recursion_limit_at_least(_RECURSION_LIMIT):
+                self._walk_block(module.body, 0, "module", 0, 0)
+                if self.convergent:
+                    check_convergent(self, self.convergent)
         except RecursionError:
             self._cursor = None
             self.error(
@@ -199,8 +198,9 @@ class ModuleVerifier:
                 f"regions are nested too deeply to verify (more than about "
                 f"{_RECURSION_LIMIT // 6} levels)",
             )
-        finally:
-            sys.setrecursionlimit(old_limit)
+        # Found in walk order (symbols first, barriers last); people read them in source order.
+        found = self.engine.diagnostics
+        found[first:] = source_order(found[first:])
         return self.engine
 
     def plan(self, name: str) -> OpPlan | None:
@@ -266,36 +266,40 @@ class ModuleVerifier:
             ):
                 self._cursor = (ri, bi, oi)
                 self._extra(op, plan, layout, flags, ri, bi, oi)
-            if defined:
-                continue
-            for r in results:
-                try:
-                    rid = r.id
-                    if stamp[rid] != -1 or values[rid] is not r:
-                        raise IndexError
-                    stamp[rid] = tok
-                except (IndexError, AttributeError, TypeError):
-                    self._cursor = (ri, bi, oi)
-                    self._bad_definition(op, r)
-                    continue
-                n = r.name
-                if n is not None:
-                    prev = names.get(n)
-                    if prev is not None and active[prev]:
-                        self._cursor = (ri, bi, oi)
-                        self.error(
-                            op,
-                            "DOMINANCE/004",
-                            f"'{op.name}' defines '%{n}', a name already defined in this scope",
-                        )
-                    names[n] = tok
-                    if n[:1].isdigit():
-                        self._cursor = (ri, bi, oi)
-                        self._digit_name(op, r, tok, "defines")
-                elif digit_names and rid in digit_names:
-                    self._cursor = (ri, bi, oi)
-                    self._spelled_by_a_name(op, r, "defines")
+            if not defined and results:
+                self._define_results(op, tok, (ri, bi, oi))
         self._cursor = None
+
+    def _define_results(self, op: Operation, tok: int, cursor: tuple[int, int, int]) -> None:
+        """Define the op's results in scope ``tok`` (the checked path: names, digit names)."""
+        stamp, values, names, active = self.stamp, self.values, self.names, self.active
+        for r in op.results:
+            try:
+                rid = r.id
+                if stamp[rid] != -1 or values[rid] is not r:
+                    raise IndexError
+                stamp[rid] = tok
+            except (IndexError, AttributeError, TypeError):
+                self._cursor = cursor
+                self._bad_definition(op, r)
+                continue
+            n = r.name
+            if n is not None:
+                prev = names.get(n)
+                if prev is not None and active[prev]:
+                    self._cursor = cursor
+                    self.error(
+                        op,
+                        "DOMINANCE/004",
+                        f"'{op.name}' defines '%{n}', a name already defined in this scope",
+                    )
+                names[n] = tok
+                if n[:1].isdigit():
+                    self._cursor = cursor
+                    self._digit_name(op, r, tok, "defines")
+            elif self.digit_names and rid in self.digit_names:
+                self._cursor = cursor
+                self._spelled_by_a_name(op, r, "defines")
 
     def _digit_name(self, owner: Operation, v: Value, tok: int, what: str) -> None:
         """A value named by digits must not spell an unnamed value visible with it."""
@@ -676,7 +680,8 @@ class ModuleVerifier:
                 self.error(
                     op,
                     "SYMBOL/003",
-                    f"'{op.name}' attribute '{t.attr}' expected a {' or '.join(t.kinds)} symbol, "
+                    f"'{op.name}' attribute '{t.attr}' expected "
+                    f"{a_or_an(' or '.join(t.kinds))} symbol, "
                     f"but '@{name}' is a '{target.name}'",
                     params={"symbol": name},
                 )
@@ -698,7 +703,7 @@ class ModuleVerifier:
             self.error(
                 op,
                 "STRUCTURE/015",
-                f"'{op.name}' has {len(op.regions)} regions, expected "
+                f"'{op.name}' has {count_of(len(op.regions), 'region')}, expected "
                 f"{nreq if nreq == nmax else f'{nreq} to {nmax}'}",
             )
         isolated = plan is not None and plan.isolated
@@ -818,9 +823,10 @@ class ModuleVerifier:
             op,
             "STRUCTURE/052",
             f"'{op.name}' region '{rd.name}' must be side-effect free, but it has "
-            f"{counts['read']} memory read(s), {counts['write']} memory write(s), "
-            f"{counts['convergent']} convergent op(s) and {counts['observable']} call(s) to "
-            "functions that are not pure",
+            f"{count_of(counts['read'], 'memory read')}, "
+            f"{count_of(counts['write'], 'memory write')}, "
+            f"{count_of(counts['convergent'], 'convergent op')} and "
+            f"{count_of(counts['observable'], 'call')} to functions that are not pure",
             params={
                 "op_name": op.name,
                 "region": rd.name,
@@ -882,8 +888,8 @@ class ModuleVerifier:
             self.error(
                 last,
                 "STRUCTURE/007",
-                f"'{last.name}' passes {len(got)} values but '{op.name}' region '{rd.name}' "
-                f"expects {len(want)}",
+                f"'{last.name}' passes {count_of(len(got), 'value')} but '{op.name}' region "
+                f"'{rd.name}' expects {len(want)}",
             )
         elif got != want:
             i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)

@@ -8,7 +8,7 @@ per-op dicts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -87,18 +87,6 @@ class Accept:
         return entry
 
 
-_ACCEPTS: dict[int, tuple[TypeConstraint, Accept]] = {}
-
-
-def accept_for(constraint: TypeConstraint) -> Accept:
-    """The shared memoizing checker of ``constraint``."""
-    entry = _ACCEPTS.get(id(constraint))
-    if entry is None or entry[0] is not constraint:
-        entry = (constraint, Accept(constraint))
-        _ACCEPTS[id(constraint)] = entry
-    return entry[1]
-
-
 class Layout:
     """Operand/result positions of one op shape: constraints, same-type groups, slices."""
 
@@ -106,7 +94,15 @@ class Layout:
         "ocons", "rcons", "same", "slices", "rslices", "static_bad", "check", "check_def", "key",
     )  # fmt: skip
 
-    def __init__(self, decl: OpDef, n_operands: int, n_results: int, segments: Any) -> None:
+    def __init__(
+        self,
+        decl: OpDef,
+        n_operands: int,
+        n_results: int,
+        segments: Any,
+        accepts: Mapping[str, Accept],
+    ) -> None:
+        """``accepts`` maps each operand and result field to its declaration's checker."""
         oslices = _slices(decl.operands, n_operands, segments, "operand")
         rslices = _slices(decl.results, n_results, None, "result")
         self.slices = oslices
@@ -115,12 +111,12 @@ class Layout:
         for o in decl.operands:
             a, b = oslices[o.name]
             for i in range(a, b):
-                ocons[i] = accept_for(o.constraint)
+                ocons[i] = accepts[o.name]
         rcons: list[Accept | None] = [None] * n_results
         for r in decl.results:
             a, b = rslices[r.name]
             for i in range(a, b):
-                rcons[i] = accept_for(r.constraint)
+                rcons[i] = accepts[r.name]
         self.ocons = tuple(ocons)
         self.rcons = tuple(rcons)
 
@@ -311,7 +307,7 @@ class OpPlan:
         "symbol", "symbol_uses", "hook", "is_terminator", "isolated", "n_req_regions",
         "n_max_regions", "impure", "reads", "writes", "convergent", "call", "uniformity",
         "control", "needs_walk", "flags", "cur_no", "cur_nr", "cur_layout", "good_attrs",
-        "_kept_attrs", "hook_ok", "quick_hook",
+        "_kept_attrs", "hook_ok", "quick_hook", "accepts",
     )  # fmt: skip
 
     def __init__(self, decl: OpDef) -> None:
@@ -323,6 +319,8 @@ class OpPlan:
         )
         self.n_operands = len(decl.operands) if fixed else -1
         self.n_results = len(decl.results) if fixed else -1
+        self.accepts = {f.name: Accept(f.constraint) for f in (*decl.operands, *decl.results)}
+        """Each operand and result field's memoizing type checker (shared by all layouts)."""
         self.layouts: dict[Any, Layout | None] = {}
         self.fixed_layout = self.layout(self.n_operands, self.n_results, None) if fixed else None
         self.required = tuple(
@@ -403,7 +401,7 @@ class OpPlan:
         except TypeError:  # unhashable segments
             return None
         try:
-            lay: Layout | None = Layout(self.decl, n_operands, n_results, segments)
+            lay: Layout | None = Layout(self.decl, n_operands, n_results, segments, self.accepts)
         except (ValueError, TypeError):
             lay = None
         if len(self.layouts) < 256:

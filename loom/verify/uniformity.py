@@ -206,9 +206,7 @@ def check_convergent(
                 "STRUCTURE/038",
                 f"'{op.name}' needs control that is uniform across the {scope}, but it is "
                 f"under the {kind.replace('_', ' ')} {name} of '{anc.name}', which is {dist} "
-                f"(derived from '{src_name}') {{"
-                + ", ".join(f'{k}="{v}"' for k, v in params.items())
-                + "}",
+                f"(derived from '{src_name}')",
                 path,
                 params=params,
             )

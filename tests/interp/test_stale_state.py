@@ -140,17 +140,19 @@ def test_symbol_table_edits_are_seen() -> None:
 
 
 def test_value_renames_refresh_the_printed_fallback() -> None:
-    from loom.diagnostic_render import _printed, fallback_range
+    from loom.diagnostic_sources import PrintedModules
+    from loom.diagnostics import fallback_range
 
+    printed = PrintedModules()
     module = load("vector_add_i32")
     add = _op(module, "scalar.addi")
-    before = fallback_range(module, add)
-    assert _printed(module) is _printed(module)  # unchanged: printed once
+    before = fallback_range(module, add, printed)
+    assert printed(module) is printed(module)  # unchanged: printed once
     add.results[0].name = "total"
-    after = fallback_range(module, add)
+    after = fallback_range(module, add, printed)
     assert "%sum = scalar.addi" in before.text and "%total = scalar.addi" in after.text
     add.comments = ("a comment moves the op one line down",)
-    assert fallback_range(module, add).line == after.line + 1
+    assert fallback_range(module, add, printed).line == after.line + 1
 
 
 def test_an_unchanged_module_keeps_its_plan() -> None:

@@ -52,7 +52,8 @@ Not stored: ``Module.source_texts`` (the parsed source text kept for diagnostics
 Limits: regions nest at most :data:`MAX_NESTING` deep, tuple attributes
 :data:`MAX_ATTR_NESTING`; every count is checked against the bytes left before allocation;
 varints longer than 10 bytes, over-long or beyond 64 bits are refused. Errors are
-:class:`~loom.errors.BytecodeError` with ``BYTECODE/NNN`` diagnostics: 001 bad magic,
+:class:`~loom.errors.BytecodeError` with ``BYTECODE/NNN`` diagnostics naming the file
+(``read_module(path)``, or ``filename=`` for bytes) and the byte offset: 001 bad magic,
 002 unsupported version, 003 truncated, 004 bad varint, 005 count too large, 006 index out of
 range, 007 unknown op, 008 invalid structure, 009 invalid UTF-8, 010 unknown kind tag,
 011 trailing bytes, 012 bad section directory, 013 semantically invalid, 014 cannot write.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loom.diagnostics import Diagnostic, DiagnosticSeverity
+from loom.diagnostics import Diagnostic, DiagnosticSeverity, count_of
 from loom.errors import BytecodeError
 
 MAX_VARINT_BYTES = 10
@@ -20,12 +20,26 @@ I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
 
 
-def bytecode_error(code: int, offset: int | None, message: str) -> BytecodeError:
-    """A :class:`BytecodeError` with one ``BYTECODE/NNN`` diagnostic naming the byte offset."""
-    where = f"at byte offset {offset}: " if offset is not None else ""
-    text = f"invalid Loom bytecode {where}{message}"
+def bytecode_error(
+    code: int, offset: int | None, message: str, filename: str | None = None
+) -> BytecodeError:
+    """A :class:`BytecodeError` with one ``BYTECODE/NNN`` diagnostic naming the file (when
+    known) and the byte offset."""
+    src = f" in {filename}" if filename else ""
+    where = f" at byte offset {offset}" if offset is not None else ""
+    text = f"invalid Loom bytecode{src}{where}: {message}"
     diag = Diagnostic(DiagnosticSeverity.ERROR, f"BYTECODE/{code:03d}", text)
-    return BytecodeError(text, [diag])
+    err = BytecodeError(text, [diag])
+    err.offset, err.detail, err.filename = offset, message, filename
+    return err
+
+
+def in_file(err: BytecodeError, filename: str | None) -> BytecodeError:
+    """``err`` again, naming ``filename`` (``err`` itself when there is no name to add)."""
+    if not filename or err.filename or not err.diagnostics:
+        return err
+    code = int(err.diagnostics[0].code.rpartition("/")[2])
+    return bytecode_error(code, err.offset, err.detail, filename)
 
 
 # Diagnostic codes (documented in the package docstring).
@@ -210,7 +224,8 @@ class ByteReader:
             raise bytecode_error(
                 E_COUNT,
                 at,
-                f"{expected} {n} exceeds the {self.remaining} bytes left in {self.what}",
+                f"{expected} {n} exceeds the {count_of(self.remaining, 'byte')} left in "
+                f"{self.what}",
             )
         return n
 
@@ -220,7 +235,8 @@ class ByteReader:
             raise bytecode_error(
                 E_TRUNCATED,
                 self.pos,
-                f"expected {n} bytes of {expected} in {self.what}, only {self.remaining} left",
+                f"expected {count_of(n, 'byte')} of {expected} in {self.what}, only "
+                f"{self.remaining} left",
             )
         out = self.data[self.pos : self.pos + n]
         self.pos += n
@@ -234,7 +250,8 @@ class ByteReader:
             raise bytecode_error(
                 E_COUNT,
                 at,
-                f"length {n} of {expected} exceeds the {self.remaining} bytes left in {self.what}",
+                f"length {n} of {expected} exceeds the {count_of(self.remaining, 'byte')} left in "
+                f"{self.what}",
             )
         return self.raw(n, expected)
 
@@ -257,7 +274,8 @@ class ByteReader:
             raise bytecode_error(
                 E_TRAILING,
                 self.pos,
-                f"expected the end of {self.what}, found {self.end - self.pos} more bytes",
+                f"expected the end of {self.what}, found "
+                f"{count_of(self.end - self.pos, 'more byte')}",
             )
 
 

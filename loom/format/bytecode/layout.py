@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import OpDef
 from loom.ir import SCALAR_TYPES, ScalarType
 from loom.opview import SEGMENTS_ATTR
@@ -164,7 +165,7 @@ def attr_dict_problem(decl: OpDef, attrs: Mapping[str, Any], n_operands: int) ->
         or any(type(x) is not int or x < 0 for x in segments)
         or sum(segments) != n_operands
     ):
-        return f"operand segment sizes {segments!r} do not fit {n_operands} operands"
+        return f"operand segment sizes {segments!r} do not fit {count_of(n_operands, 'operand')}"
     return None
 
 

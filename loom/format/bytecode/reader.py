@@ -8,12 +8,13 @@ vectorized pass; ops are then rebuilt from a flat list of ints with per-op-name 
 
 from __future__ import annotations
 
-import gc
+import os
 import struct
 from collections.abc import Iterable
 from itertools import repeat
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import OpDef
 from loom.errors import BytecodeError
 from loom.format.bytecode import layout as L
@@ -32,6 +33,7 @@ from loom.format.bytecode.encoding import (
     ByteReader,
     bytecode_error,
     decode_varint_stream,
+    in_file,
 )
 from loom.ir import (
     BUFFER_TYPE,
@@ -57,6 +59,7 @@ from loom.ir import (
 )
 from loom.ir.operations import freeze_attributes
 from loom.registry import OpRegistry, as_registry
+from loom.switches import gc_paused
 
 _F64 = struct.Struct("<d")
 _I64_SIGN = 2**63
@@ -88,7 +91,7 @@ class _Stream:
         n = self.s[k]
         if n * per_item > len(self.s) - k - 1:
             raise self.error(
-                E_COUNT, k, f"{what} {n} exceeds the {len(self.s) - k - 1} entries left"
+                E_COUNT, k, f"{what} {n} exceeds the {count_of(len(self.s) - k - 1, 'entry')} left"
             )
         return n
 
@@ -98,6 +101,14 @@ class _Stream:
         if n >= limit:
             raise self.error(E_INDEX, k, f"{what} {n} is out of range (table has {limit})")
         return n
+
+    def out_of_range(self, k: int, what: str, n: int, limit: int) -> BytecodeError:
+        """Int ``k`` (``what``, value ``n``) is not below ``limit``."""
+        return self.error(E_INDEX, k, f"{what} {n} is out of range (table has {limit})")
+
+    def redefined(self, k: int, what: str, vid: int | str) -> BytecodeError:
+        """Value ``vid`` named at int ``k`` does not exist or is already defined."""
+        return self.error(E_SEMANTIC, k, f"{what} {vid} is out of range or defined twice")
 
     def truncated(self) -> BytecodeError:
         """The section ended while more was expected."""
@@ -525,20 +536,32 @@ class _Reader:
 
     # ------------------------------------------------------------------ IR
 
-    def block(self, block: Block, k: int, depth: int) -> int:  # noqa: C901
-        """Decode one block starting at int ``k``; returns the next position."""
+    def block(self, block: Block, k: int, depth: int) -> int:
+        """Decode one block starting at int ``k``; returns the next position.
+
+        Layout: flags (``BLK_*``), label, comments, trailing comments, argument count and
+        (with ``BLK_ARG_IDS``) their zigzag id offsets, op count, ops.
+        """
         st = self.ir
         s = st.s
-        strings, ns = self.strings, len(self.strings)
-        V = self.values  # noqa: N806
-        nv = len(V)
-        defined = self.defined
         flags = s[k]
-        if flags & ~L.BLK_ALL:
-            raise st.error(E_STRUCTURE, k, f"unknown block flags {flags}")
         k += 1
+        if flags:
+            if flags & ~L.BLK_ALL:
+                raise st.error(E_STRUCTURE, k - 1, f"unknown block flags {flags}")
+            k = self.block_trivia(block, k, flags)
+        if s[k]:
+            k = self.block_args(block, k, flags & L.BLK_ARG_IDS)
+        else:
+            k += 1
+        nops = st.count(k, "op count")
+        return self.ops(block.ops, k + 1, nops, depth)
+
+    def block_trivia(self, block: Block, k: int, flags: int) -> int:
+        """The block's label, blank line and comments as its flags announce them."""
+        st = self.ir
         if flags & L.BLK_LABEL:
-            label = strings[st.index(k, ns, "block label string")]
+            label = self.strings[st.index(k, len(self.strings), "block label string")]
             if not L.NAME_RE.fullmatch(label):
                 raise st.error(E_SEMANTIC, k, f"block label {label!r} is not a valid label")
             block.label = label
@@ -552,17 +575,22 @@ class _Reader:
             block.trailing_blank_line = flags & L.BLK_TRAILING_BLANK != 0
         elif flags & L.BLK_TRAILING_BLANK:
             raise st.error(E_STRUCTURE, k, "block flags ask for a blank line before no comments")
+        return k
+
+    def block_args(self, block: Block, k: int, explicit_ids: int) -> int:
+        """The block's arguments: the next value ids, or explicit zigzag offsets from them."""
+        st = self.ir
+        s, V, defined = st.s, self.values, self.defined  # noqa: N806
         n = st.count(k, "block argument count")
         k += 1
-        nxt = self.nxt
+        nxt, nv = self.nxt, len(V)
         args = []
         for _ in range(n):
-            if flags & L.BLK_ARG_IDS:
+            vid = nxt
+            if explicit_ids:
                 z = s[k]
-                vid = nxt + ((z >> 1) ^ -(z & 1))
+                vid += (z >> 1) ^ -(z & 1)
                 k += 1
-            else:
-                vid = nxt
             if not 0 <= vid < nv or defined[vid]:
                 raise st.error(
                     E_SEMANTIC,
@@ -572,164 +600,181 @@ class _Reader:
             defined[vid] = 1
             args.append(V[vid])
             nxt = vid + 1
+        self.nxt = nxt
         block.args = tuple(args)
-        nops = st.count(k, "op count")
-        k += 1
-        plans = self.plans
-        nplans = len(plans)
-        append = block.ops.append
-        attr_ok = self.attr_ok
-        attr_dicts = self.attr_dicts
-        nattrs = len(attr_dicts)
-        nloc = self.nloc
-        size = len(s)
+        return k
+
+    def ops(self, out: list[Operation], k: int, nops: int, depth: int) -> int:
+        """``nops`` ops from int ``k`` appended to ``out``; returns the next position.
+
+        Per op: ``op_index << OP_SHIFT | OPF_*``, the ``OPX_*`` flags, location, comments,
+        counts, operands, results, attribute dictionary and regions, each when its flag (or
+        the name's variable counts) asks; the rare parts by the methods named after them."""
+        # The layout's names as locals: as fast to test as literal masks in this loop.
+        OP_SHIFT, OPF_ATTRS, OPF_LOCATION = L.OP_SHIFT, L.OPF_ATTRS, L.OPF_LOCATION  # noqa: N806
+        OPF_EXTENDED, OPX_COUNTS, OPX_REGIONS = L.OPF_EXTENDED, L.OPX_COUNTS, L.OPX_REGIONS  # noqa: N806
+        OPX_COMMENTS, OPX_BLANK, OPX_RESULT_IDS = L.OPX_COMMENTS, L.OPX_BLANK, L.OPX_RESULT_IDS  # noqa: N806
+        st = self.ir
+        s, V, plans, defined = st.s, self.values, self.plans, self.defined  # noqa: N806
+        nplans, nloc, nv = len(plans), self.nloc, len(V)
+        attr_ok, attr_dicts = self.attr_ok, self.attr_dicts
+        append = out.append
+        nxt = self.nxt
         for _ in range(nops):
             head = s[k]
-            k += 1
-            p = head >> 3
+            p = head >> OP_SHIFT
             if p >= nplans:
-                raise st.error(
-                    E_INDEX, k - 1, f"op name index {p} is out of range (table has {nplans})"
-                )
+                raise st.out_of_range(k, "op name index", p, nplans)
+            k += 1
             name, decl, no, nr, max_regions = plans[p]
             ext = loc = 0
-            if head & 6:
-                if head & 4:
-                    ext = s[k]
-                    if not ext or ext & ~L.OPX_ALL:
-                        raise st.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
-                    k += 1
-                    if ext & 4:
+            comments: tuple[str, ...] = ()
+            if head & (OPF_LOCATION | OPF_EXTENDED):
+                if head & OPF_EXTENDED:
+                    ext, k = self.extended_flags(k)
+                    if ext & OPX_COUNTS:
                         no = nr = -1
-                if head & 2:
+                if head & OPF_LOCATION:
                     loc = s[k]
                     if not 0 < loc < nloc:
-                        raise st.error(
-                            E_INDEX, k, f"location id {loc} is out of range (table has {nloc})"
-                        )
+                        raise st.out_of_range(k, "location id", loc, nloc)
                     k += 1
-                if ext & 1:
+                if ext & OPX_COMMENTS:
                     comments, k = self.comments(st, k)
-                else:
-                    comments = ()
-            if no < 0:
-                no = s[k]
-                if no > size - k:
-                    raise st.error(E_COUNT, k, f"operand count {no} exceeds the entries left")
-                k += 1
-            if nr < 0:
-                nr = s[k]
-                if nr > size - k:
-                    raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
-                k += 1
+            if no < 0 or nr < 0:
+                no, nr, k = self.counts(k, no, nr)
             # Operands: distance back from the next value id (>= 1), or 0 then an absolute id.
-            if no == 1:
-                d = s[k]
-                if d and d <= nxt:
-                    operands: tuple[Value, ...] = (V[nxt - d],)
-                    k += 1
-                else:
-                    operands, k = self.operands(k, 1, nxt)
-            elif no == 2:
-                d = s[k]
-                e = s[k + 1]
-                if d and e and d <= nxt and e <= nxt:
-                    operands = (V[nxt - d], V[nxt - e])
-                    k += 2
-                else:
-                    operands, k = self.operands(k, 2, nxt)
+            if no == 2 and 0 < (d := s[k]) <= nxt and 0 < (e := s[k + 1]) <= nxt:
+                operands: tuple[Value, ...] = (V[nxt - d], V[nxt - e])
+                k += 2
+            elif no == 1 and 0 < (d := s[k]) <= nxt:
+                operands = (V[nxt - d],)
+                k += 1
             elif no:
                 operands, k = self.operands(k, no, nxt)
             else:
                 operands = ()
-            if not nr:
-                results: tuple[Value, ...] = ()
-            elif ext & 8:
-                lst = []
-                for _ in range(nr):
-                    z = s[k]
-                    a = nxt + ((z >> 1) ^ -(z & 1))
-                    if not 0 <= a < nv or defined[a]:
-                        raise st.error(
-                            E_SEMANTIC, k, f"result value {a} is out of range or defined twice"
-                        )
-                    defined[a] = 1
-                    lst.append(V[a])
-                    nxt = a + 1
-                    k += 1
-                results = tuple(lst)
-            elif nr == 1:
+            if nr == 1 and not ext & OPX_RESULT_IDS:
                 if nxt >= nv or defined[nxt]:
-                    raise st.error(
-                        E_SEMANTIC, k, f"result value {nxt} is out of range or defined twice"
-                    )
+                    raise st.redefined(k, "result value", nxt)
                 defined[nxt] = 1
-                results = (V[nxt],)
+                results: tuple[Value, ...] = (V[nxt],)
                 nxt += 1
+            elif nr:
+                results, nxt, k = self.results(k, nr, nxt, ext & OPX_RESULT_IDS)
             else:
-                end = nxt + nr
-                if end > nv or defined.find(1, nxt, end) >= 0:
-                    raise st.error(
-                        E_SEMANTIC,
-                        k,
-                        f"result values {nxt}..{end - 1} are out of range or defined twice",
-                    )
-                defined[nxt:end] = bytes(nr).replace(b"\0", b"\1")
-                results = tuple(V[nxt:end])
-                nxt = end
+                results = ()
             attrs: Any = None
-            if head & 1:
+            if head & OPF_ATTRS:
                 d = s[k]
-                if d >= nattrs:
-                    raise st.error(
-                        E_INDEX, k, f"attribute dictionary {d} is out of range (table has {nattrs})"
-                    )
+                if (p, d, no) not in attr_ok:
+                    self.check_attr_dict(k, p, d, no)
                 attrs = attr_dicts[d]
-                key = (p, d, no)
-                if key not in attr_ok:
-                    problem = L.attr_dict_problem(decl, attrs, no)
-                    if problem:
-                        raise st.error(E_SEMANTIC, k, f"'{name}': {problem}")
-                    attr_ok.add(key)
                 k += 1
-            if ext & 16:
-                n = s[k]
-                if not 0 < n <= max_regions:
-                    raise st.error(
-                        E_STRUCTURE,
-                        k,
-                        f"'{name}' cannot have {n} regions (it declares {max_regions})",
-                    )
-                if depth >= L.MAX_NESTING:
-                    raise st.error(
-                        E_STRUCTURE, k, f"regions nest deeper than {L.MAX_NESTING} levels"
-                    )
-                k += 1
-                self.nxt = nxt
-                regs = []
-                for _ in range(n):
-                    nb = st.count(k, "block count")
-                    if not nb:
-                        raise st.error(E_STRUCTURE, k, "a region needs at least one block")
-                    k += 1
-                    blocks = []
-                    for _ in range(nb):
-                        b = Block()
-                        k = self.block(b, k, depth + 1)
-                        blocks.append(b)
-                    regs.append(Region(blocks))
-                nxt = self.nxt
-                append(
-                    Operation(
-                        name, operands, results, attrs, tuple(regs), loc, comments, ext & 2 == 2
-                    )
-                )
-            elif ext:
-                append(Operation(name, operands, results, attrs, (), loc, comments, ext & 2 == 2))
+            if ext:
+                regions: tuple[Region, ...] = ()
+                if ext & OPX_REGIONS:
+                    self.nxt = nxt
+                    regions, k = self.regions(k, name, max_regions, depth)
+                    nxt = self.nxt
+                blank = ext & OPX_BLANK != 0
+                append(Operation(name, operands, results, attrs, regions, loc, comments, blank))
             else:
                 append(Operation(name, operands, results, attrs, (), loc))
         self.nxt = nxt
         return k
+
+    def extended_flags(self, k: int) -> tuple[int, int]:
+        """The ``OPX_*`` flags at int ``k`` (never empty, no unknown bits)."""
+        ext = self.ir.s[k]
+        if not ext or ext & ~L.OPX_ALL:
+            raise self.ir.error(E_STRUCTURE, k, f"invalid extended op flags {ext}")
+        return ext, k + 1
+
+    def counts(self, k: int, no: int, nr: int) -> tuple[int, int, int]:
+        """The operand and result counts the op name does not fix (each at most the ints
+        left): (operands, results, next position)."""
+        st = self.ir
+        s = st.s
+        if no < 0:
+            no = s[k]
+            if no > len(s) - k:
+                raise st.error(E_COUNT, k, f"operand count {no} exceeds the entries left")
+            k += 1
+        if nr < 0:
+            nr = s[k]
+            if nr > len(s) - k:
+                raise st.error(E_COUNT, k, f"result count {nr} exceeds the entries left")
+            k += 1
+        return no, nr, k
+
+    def results(self, k: int, nr: int, nxt: int, explicit_ids: int) -> tuple[Any, int, int]:
+        """``nr`` results: the next value ids in sequence, or (with ``OPX_RESULT_IDS``) zigzag
+        offsets from the next id. Returns (results, next value id, next position)."""
+        st = self.ir
+        s, V, defined = st.s, self.values, self.defined  # noqa: N806
+        if not explicit_ids:
+            end = nxt + nr
+            if end > len(V) or defined.find(1, nxt, end) >= 0:
+                raise st.redefined(k, "result values", f"{nxt}..{end - 1}")
+            defined[nxt:end] = b"\1" * nr
+            return tuple(V[nxt:end]), end, k
+        out = []
+        for _ in range(nr):
+            z = s[k]
+            a = nxt + ((z >> 1) ^ -(z & 1))
+            if not 0 <= a < len(V) or defined[a]:
+                raise st.redefined(k, "result value", a)
+            defined[a] = 1
+            out.append(V[a])
+            nxt = a + 1
+            k += 1
+        return tuple(out), nxt, k
+
+    def check_attr_dict(self, k: int, p: int, d: int, n_operands: int) -> None:
+        """Attribute dictionary ``d`` exists and fits op name ``p`` with this many operands
+        (each combination is checked once)."""
+        st = self.ir
+        if d >= len(self.attr_dicts):
+            raise st.error(
+                E_INDEX,
+                k,
+                f"attribute dictionary {d} is out of range (table has {len(self.attr_dicts)})",
+            )
+        name, decl = self.plans[p][:2]
+        problem = L.attr_dict_problem(decl, self.attr_dicts[d], n_operands)
+        if problem:
+            raise st.error(E_SEMANTIC, k, f"'{name}': {problem}")
+        self.attr_ok.add((p, d, n_operands))
+
+    def regions(
+        self, k: int, name: str, max_regions: int, depth: int
+    ) -> tuple[tuple[Region, ...], int]:
+        """An op's regions at int ``k``: count, then per region its block count and blocks."""
+        st = self.ir
+        n = st.s[k]
+        if not 0 < n <= max_regions:
+            raise st.error(
+                E_STRUCTURE,
+                k,
+                f"'{name}' cannot have {count_of(n, 'region')} (it declares {max_regions})",
+            )
+        if depth >= L.MAX_NESTING:
+            raise st.error(E_STRUCTURE, k, f"regions nest deeper than {L.MAX_NESTING} levels")
+        k += 1
+        regs = []
+        for _ in range(n):
+            nb = st.count(k, "block count")
+            if not nb:
+                raise st.error(E_STRUCTURE, k, "a region needs at least one block")
+            k += 1
+            blocks = []
+            for _ in range(nb):
+                b = Block()
+                k = self.block(b, k, depth + 1)
+                blocks.append(b)
+            regs.append(Region(blocks))
+        return tuple(regs), k
 
     def comments(self, st: _Stream, k: int) -> tuple[tuple[str, ...], int]:
         """A comment count and that many single-line comment strings at int ``k``."""
@@ -874,7 +919,9 @@ class _Reader:
                 raise st.error(E_SEMANTIC, k, f"unknown predicate '{kind}'")
             if s[k + 1] != arity:
                 raise st.error(
-                    E_SEMANTIC, k + 1, f"predicate '{kind}' takes {arity} arguments, not {s[k + 1]}"
+                    E_SEMANTIC,
+                    k + 1,
+                    f"predicate '{kind}' takes {count_of(arity, 'argument')}, not {s[k + 1]}",
                 )
             k += 2
             args: list[Any] = []
@@ -893,31 +940,45 @@ class _Reader:
 
 
 def read_module(
-    data: bytes | bytearray | memoryview,
+    source: bytes | bytearray | memoryview | str | os.PathLike[str],
     *,
     op_decls: OpRegistry | Iterable[OpDef] | None = None,
     verify: bool = False,
+    filename: str | None = None,
 ) -> Module:
-    """Decode Loom bytecode into a module; raises :class:`BytecodeError` on malformed input.
+    """Decode Loom bytecode (bytes, or the path of a ``.loombc`` file) into a module.
 
-    ``op_decls`` is the declaration set (``ops=``): ops outside it are refused. With
-    ``verify=True`` the module is also verified (raising ``LoomDiagnosticError``).
+    Raises :class:`BytecodeError` on malformed input, naming the file (the path, or
+    ``filename`` for bytes read elsewhere) and the byte offset. ``op_decls`` is the declaration
+    set (``ops=``): ops outside it are refused. With ``verify=True`` the module is also
+    verified (raising ``LoomDiagnosticError``).
     """
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"read_module expects bytes, got {type(data).__name__}")
+    if isinstance(source, (str, os.PathLike)):
+        filename = filename or os.fspath(source)
+        data = _read_file(os.fspath(source))
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise TypeError(f"read_module expects bytes or a path, got {type(source).__name__}")
     registry = as_registry(op_decls)
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        module = _Reader(bytes(data), registry).run()
-    finally:
-        if enabled:
-            gc.enable()
+        with gc_paused():  # many new objects, no garbage cycles: collecting would only cost
+            module = _Reader(data, registry).run()
+    except BytecodeError as e:
+        raise in_file(e, filename) from None
     if verify:
         from loom.verify import verify_module
 
         verify_module(module, ops=registry).raise_if_errors()
     return module
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise BytecodeError(f"cannot read {path}: {e.strerror or e}") from None
 
 
 def is_bytecode(data: bytes) -> bool:

@@ -6,6 +6,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+from loom.diagnostics import count_of
 from loom.dsl import OpDef
 from loom.errors import BytecodeError
 from loom.format.bytecode import layout as L
@@ -305,18 +306,23 @@ class _Writer:
             self.check_attributes(op, self.op_decls[k], index)
             out.append(index)
         if op.regions:
-            if len(op.regions) > len(self.op_decls[k].regions):
-                raise _fail(
-                    f"'{op.name}' has {len(op.regions)} regions, its declaration "
-                    f"{len(self.op_decls[k].regions)}"
-                )
-            out.append(len(op.regions))
-            for region in op.regions:
-                if not region.blocks:
-                    raise _fail(f"a region of '{op.name}' has no blocks")
-                out.append(len(region.blocks))
-                for b in region.blocks:
-                    self.block(b, depth + 1)
+            self.regions(op, self.op_decls[k], depth)
+
+    def regions(self, op: Operation, decl: OpDef, depth: int) -> None:
+        """The op's regions: count, then per region its block count and blocks."""
+        out = self.ir
+        if len(op.regions) > len(decl.regions):
+            raise _fail(
+                f"'{op.name}' has {count_of(len(op.regions), 'region')}, its declaration "
+                f"{len(decl.regions)}"
+            )
+        out.append(len(op.regions))
+        for region in op.regions:
+            if not region.blocks:
+                raise _fail(f"a region of '{op.name}' has no blocks")
+            out.append(len(region.blocks))
+            for b in region.blocks:
+                self.block(b, depth + 1)
 
     def attributes(self, op: Operation, decl: OpDef) -> int:
         """The index of the op's attribute dictionary in the ATTRS table (deduplicated)."""
