@@ -104,7 +104,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-input-size",
-        type=_size,
+        type=parse_size,
         default=DEFAULT_MAX_INPUT,
         metavar="SIZE",
         help="refuse inputs larger than SIZE bytes (suffix K, M or G; default 256M)",
@@ -112,7 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _size(text: str) -> int:
+def parse_size(text: str) -> int:
     """A byte count such as ``4096``, ``64K``, ``256M`` or ``1G`` (binary units)."""
     s = text.strip().lower().removesuffix("ib").removesuffix("b")
     unit = s[-1] if s and s[-1] in "kmg" else ""
@@ -170,13 +170,14 @@ def _read(name: str, limit: int) -> _Input:
 
 def _too_large(name: str, limit: int) -> None:
     _err(
-        f"loom-format: error: {name} is larger than the input limit of {_human(limit)} "
+        f"loom-format: error: {name} is larger than the input limit of {human_size(limit)} "
         "(raise it with --max-input-size)"
     )
     raise _Fail
 
 
-def _human(n: int) -> str:
+def human_size(n: int) -> str:
+    """``n`` bytes as ``256 MiB`` when it is a whole number of binary units."""
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
