@@ -281,6 +281,11 @@ def _npy(path: Path, header: str, data: bytes = b"") -> None:
         ("{'descr': '<i4', 'fortran_order': False, 'shape': (100,), }", b"\0" * 40, "holds 40"),
         ("{'descr': '|O', 'fortran_order': False, 'shape': (100,), }", b"", "not supported"),
         ("{'descr': '<i4', 'fortran_order': False, 'shape': (-100,), }", b"", "negative"),
+        (
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (0, 2305843009213693952), }",
+            b"",
+            "not usable",
+        ),
         ("{'descr': 'nonsense', 'fortran_order': False, 'shape': (1,), }", b"", "not a valid"),
     ],
 )

@@ -80,10 +80,14 @@ def load_npy(path: str, limit: int) -> np.ndarray:
     except OSError as e:
         raise RunInputError(f"cannot read {path}: {e.strerror or e}") from None
     arr = np.frombuffer(data, dtype=dtype)
-    arr = arr.reshape(shape, order="F" if fortran else "C")
+    try:
+        arr = arr.reshape(shape, order="F" if fortran else "C")
+    except ValueError as e:  # e.g. (0, 2**61): no data, but an extent NumPy cannot index
+        raise RunInputError(f"{path}: the header's shape {shape} is not usable: {e}") from None
     if dtype.byteorder == ">" or (dtype.byteorder == "=" and sys.byteorder == "big"):
-        arr = arr.astype(dtype.newbyteorder("<"))  # buffers are little-endian bytes
-    return np.ascontiguousarray(arr)
+        arr = arr.astype(dtype.newbyteorder("<"), order="C")  # buffers are little-endian bytes
+    # (not np.ascontiguousarray: it turns a 0-d array into shape (1,))
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
 
 
 # ---------------------------------------------------------------------- scalars
