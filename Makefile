@@ -6,7 +6,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 # Only lint the folders that exist (benchmarks/ may not yet).
-LINT_PATHS := $(wildcard loom loom_jupyter tests benchmarks tools)
+LINT_PATHS := $(wildcard loom loom_jupyter tests benchmarks tools examples)
 
 .PHONY: venv install test lint bench lab docs clean
 

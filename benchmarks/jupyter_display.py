@@ -22,7 +22,7 @@ from loom_jupyter import ModuleView
 from loom_jupyter.render import _highlighted
 from loom_jupyter.stepper import StepperWidget
 
-REVERSE = Path(__file__).resolve().parents[2] / "shared" / "examples" / "kernels"
+REVERSE = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 
 
 def module_rows(n: int) -> None:
@@ -73,5 +73,4 @@ def stepper_rows(steps: int = 300) -> None:
 if __name__ == "__main__":
     for n in (1_000, 10_000):
         module_rows(n)
-    if REVERSE.is_dir():
-        stepper_rows()
+    stepper_rows()

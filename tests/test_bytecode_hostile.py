@@ -29,9 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import OPS, make_module  # noqa: E402
 
-KERNEL = (ROOT.parent / "shared" / "examples" / "kernels" / "vector_add_i32.loom").read_text(
-    encoding="utf-8"
-)
+KERNEL = (ROOT / "examples" / "kernels" / "vector_add_i32.loom").read_text(encoding="utf-8")
 SMALL = write_module(parse_module(KERNEL, filename="vector_add_i32.loom"))
 GENERATED = write_module(make_module(120), op_decls=OPS)
 QUICK = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

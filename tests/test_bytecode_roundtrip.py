@@ -29,14 +29,14 @@ from loom.ir.compare import module_diff
 from loom.registry import default_ops
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "examples"
+EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 
 from common import OPS, make_module  # noqa: E402
 from conftest import split_cases  # noqa: E402
 
-KERNELS = sorted((SHARED / "kernels").glob("*.loom"))
+KERNELS = sorted((EXAMPLES / "kernels").glob("*.loom"))
 CORPUS = sorted((ROOT / "tests" / "corpus").rglob("*.loom-test"))
 
 
@@ -101,7 +101,7 @@ def test_parsed_twice_gives_identical_bytes() -> None:
 
 
 def _load_importer():  # noqa: ANN202
-    path = SHARED / "python-importer" / "importer.py"
+    path = EXAMPLES / "python-importer" / "importer.py"
     spec = importlib.util.spec_from_file_location("loom_headline_importer", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -114,7 +114,7 @@ def test_headline_example_reads_back_verified_and_prints_the_golden_text() -> No
     module = importer.build_copy_module()
     data = write_module(module, op_decls=importer.MODULE_OPS)
     back = read_module(data, op_decls=importer.MODULE_OPS, verify=True)
-    golden = (SHARED / "python-importer" / "copy_64_bytes.loom").read_text(encoding="utf-8")
+    golden = (EXAMPLES / "python-importer" / "copy_64_bytes.loom").read_text(encoding="utf-8")
     assert print_module(back, ops=importer.MODULE_OPS) == golden
     assert_exact(module, importer.MODULE_OPS)
 

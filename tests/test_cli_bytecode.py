@@ -11,9 +11,7 @@ from loom.format.bytecode import MAGIC, read_module, write_module
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 
-KERNELS = sorted(
-    (Path(__file__).resolve().parents[2] / "shared" / "examples" / "kernels").glob("*.loom")
-)
+KERNELS = sorted((Path(__file__).resolve().parents[1] / "examples" / "kernels").glob("*.loom"))
 
 if importlib.util.find_spec("loom.cli.format") is None:  # pragma: no cover - until it lands
     pytest.skip(

@@ -10,7 +10,8 @@ import pytest
 
 from loom.cli.format import main
 
-GOOD = Path("/work/shared/examples/kernels/vector_add_i32.loom").read_text()
+KERNELS = Path(__file__).resolve().parents[1] / "examples" / "kernels"
+GOOD = (KERNELS / "vector_add_i32.loom").read_text()
 NONCANONICAL = GOOD.replace("index.add %n, %spare", "index.add   %n,%spare")
 INVALID = GOOD.replace("index.add %n, %spare", "index.add %n, %nope")
 

@@ -18,7 +18,7 @@ from loom.ir import SCALAR_TYPES
 from loom.registry import default_registry
 
 EXAMPLES = [(d.name, i, e.text) for d in default_registry() for i, e in enumerate(d.examples)]
-KERNELS = Path(__file__).resolve().parents[2] / "shared" / "examples" / "kernels"
+KERNELS = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 
 
 def tokens(text: str) -> list[tuple[object, str]]:
@@ -97,7 +97,6 @@ def test_registered_via_pygments() -> None:
     assert isinstance(get_lexer_for_filename("x.loom-test"), LoomLexer)
 
 
-@pytest.mark.skipif(not KERNELS.is_dir(), reason="shared sample kernels not present")
 def test_pygmentize_command(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("pygmentize")
     cmd = [str(exe)] if exe.exists() else [shutil.which("pygmentize") or "pygmentize"]

@@ -29,7 +29,7 @@ from loom.verify import verify_module
 from loom_jupyter import DiagnosticsView, LaunchView, ModuleView, SourceView
 from loom_jupyter.display import error_bundle
 
-IMPORTER = Path(__file__).resolve().parents[2] / "shared" / "examples" / "python-importer"
+IMPORTER = Path(__file__).resolve().parents[1] / "examples" / "python-importer"
 OPS = kernel_module_ops("reference")
 TOY = "let i = workitem(x)\n  store i -> out\n"
 

@@ -1,4 +1,4 @@
-"""Parser basics: shared examples round-trip, trivia, locations, builder equivalence."""
+"""Parser basics: the examples/ kernels round-trip, trivia, locations, builder equivalence."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 from loom.ir import FileLocation
 
-EXAMPLES = sorted(Path("/work/shared/examples").glob("*/*.loom"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*/*.loom"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_shared_examples_round_trip(path: Path) -> None:
+def test_example_kernels_round_trip(path: Path) -> None:
     text = path.read_text()
     module = parse_module(text, filename=str(path))
     assert print_module(module) == text

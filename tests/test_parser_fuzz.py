@@ -14,7 +14,8 @@ from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 
 CORPUS = Path(__file__).parent / "corpus"
-SEEDS = [p.read_text() for p in sorted(Path("/work/shared/examples").glob("*/*.loom"))]
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SEEDS = [p.read_text() for p in sorted(EXAMPLES.glob("*/*.loom"))]
 SEEDS += [p.read_text().split("// ====")[1] for p in sorted((CORPUS / "roundtrip").glob("*"))]
 ALPHABET = st.sampled_from(
     list('%@^#{}()[]<>=:,|-."\\/ \n\tx0123456789abfi_')

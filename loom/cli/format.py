@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import difflib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -24,6 +25,11 @@ EXIT_OK = 0
 EXIT_NONCANONICAL = 1
 EXIT_INVALID = 2
 BYTECODE_MAGIC = b"LOOM"
+DEFAULT_MAX_INPUT = 256 << 20
+"""Largest input read by default (256 MiB); ``--max-input-size`` changes it."""
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_DEVICE_TREES = ("/dev/", "/proc/")
+"""Paths under these are never replaced by a new file, only written into."""
 
 DESCRIPTION = """\
 Check, rewrite or convert Loom modules.
@@ -34,6 +40,12 @@ Check, rewrite or convert Loom modules.
                                     convert one module (default: stdin to stdout as text)
 
 '-' names stdin. Diagnostics go to stderr.
+
+Output safety: a regular output file is replaced atomically (a temporary file in the same
+folder, fsync, rename, fsync of the folder) keeping its mode and owner; a symlink is followed
+and its target replaced, the link kept. An existing FIFO, device or /dev/stdout is written
+into, never replaced. A file or folder that cannot be written is an error and stays as it was.
+Inputs larger than --max-input-size (default 256M) are refused.
 """
 
 EPILOG = """\
@@ -91,7 +103,24 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--print-locations", action="store_true", help="print loc(...) annotations in text output"
     )
+    p.add_argument(
+        "--max-input-size",
+        type=parse_size,
+        default=DEFAULT_MAX_INPUT,
+        metavar="SIZE",
+        help="refuse inputs larger than SIZE bytes (suffix K, M or G; default 256M)",
+    )
     return p
+
+
+def parse_size(text: str) -> int:
+    """A byte count such as ``4096``, ``64K``, ``256M`` or ``1G`` (binary units)."""
+    s = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = s[-1] if s and s[-1] in "kmg" else ""
+    digits = s[: len(s) - len(unit)]
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 4096, 64K, 256M, 1G)")
+    return int(digits) * _UNITS[unit]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -119,15 +148,41 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def _read(name: str) -> _Input:
+def _read(name: str, limit: int) -> _Input:
+    """The bytes of ``name`` ('-' is stdin), refusing more than ``limit`` bytes."""
+    shown = "<stdin>" if name == "-" else name
     try:
         if name == "-":
-            return _Input("<stdin>", sys.stdin.buffer.read())
-        with open(name, "rb") as f:
-            return _Input(name, f.read())
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(name, "rb") as f:
+                st = os.fstat(f.fileno())
+                if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                    _too_large(shown, limit)
+                # Streams and devices (/dev/zero) have no size: read one byte past the limit.
+                data = f.read(limit + 1)
     except OSError as e:
         _err(f"loom-format: error: cannot read {name}: {e.strerror or e}")
         raise _Fail from None
+    if len(data) > limit:
+        _too_large(shown, limit)
+    return _Input(shown, data)
+
+
+def _too_large(name: str, limit: int) -> None:
+    _err(
+        f"loom-format: error: {name} is larger than the input limit of {human_size(limit)} "
+        "(raise it with --max-input-size)"
+    )
+    raise _Fail
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes as ``256 MiB`` when it is a whole number of binary units."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
 
 
 def _is_bytecode(inp: _Input, src: str) -> bool:
@@ -210,7 +265,7 @@ def _check(args: argparse.Namespace) -> int:
     invalid = noncanonical = 0
     for name in names:
         try:
-            inp = _read(name)
+            inp = _read(name, args.max_input_size)
             module, text = _load(inp, args.src)
         except _Fail:
             invalid += 1
@@ -236,40 +291,148 @@ def _in_place(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     changed = unchanged = failed = 0
     for name in args.inputs:
+        valid = False
         try:
-            inp = _read(name)
+            target = os.path.realpath(name)  # through a symlink: rewrite the target, keep the link
+            st = _stat(name)
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                _err(f"loom-format: error: {name}: --in-place rewrites regular files only")
+                raise _Fail
+            inp = _read(name, args.max_input_size)
             if _is_bytecode(inp, args.src):
                 _err(f"{name}: error: --in-place rewrites text files only")
                 raise _Fail
             module, text = _load(inp, "text")
             canonical = _print(module, args.print_locations)
+            valid = True
             if canonical == text:
                 unchanged += 1
                 continue
-            _atomic_write(name, canonical.encode("utf-8"))
+            _replace(target, canonical.encode("utf-8"), st, shown=name)
             changed += 1
             _err(f"{name}: reformatted")
         except _Fail:
             failed += 1
-            _err(f"{name}: invalid, left unchanged")
+            _err(f"{name}: {'not written' if valid else 'invalid'}, left unchanged")
     _err(f"loom-format: {changed} changed, {unchanged} unchanged, {failed} failed")
     return EXIT_INVALID if failed else EXIT_OK
 
 
-def _atomic_write(name: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(name))
-    fd, tmp = tempfile.mkstemp(prefix=".loom-format-", dir=directory)
+def _stat(name: str) -> os.stat_result | None:
+    """``os.stat`` (following symlinks); None when nothing exists there."""
+    try:
+        return os.stat(name)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _err(f"loom-format: error: cannot write {name}: {e.strerror or e}")
+        raise _Fail from None
+
+
+def _in_device_tree(name: str) -> bool:
+    """True when ``name`` or any symlink on the way to its target lies under /dev or /proc.
+
+    ``/dev/stdout`` leads through ``/proc/self/fd/1`` to whatever stdout is, possibly a regular
+    file: such outputs are written into like a terminal, never renamed over.
+    """
+    path = os.path.abspath(name)
+    for _ in range(40):  # the kernel's own limit on symlink hops
+        if path.startswith(_DEVICE_TREES):
+            return True
+        try:
+            link = os.readlink(path)
+        except OSError:
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(path), link))
+    return os.path.realpath(name).startswith(_DEVICE_TREES)
+
+
+def _write_output(name: str, data: bytes) -> None:
+    """Write the conversion output to ``name`` (see the DESCRIPTION's output safety)."""
+    st = _stat(name)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        _err(f"loom-format: error: cannot write {name}: it is a directory")
+        raise _Fail
+    if (st is not None and not stat.S_ISREG(st.st_mode)) or _in_device_tree(name):
+        _write_into(name, data)
+    else:
+        _replace(os.path.realpath(name), data, st, shown=name)
+
+
+def _write_into(name: str, data: bytes) -> None:
+    """Write into an existing FIFO, device or terminal (the node itself stays as it is)."""
+    try:
+        with open(name, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        _err(f"loom-format: error: cannot write {name}: {e.strerror or e}")
+        raise _Fail from None
+
+
+def _replace(target: str, data: bytes, st: os.stat_result | None, shown: str) -> None:
+    """Atomically and durably replace (or create) the regular file ``target``.
+
+    An existing file must be writable by us (a read-only file is never silently replaced) and
+    keeps its mode, owner and group; if the owner cannot be kept the file is left as it was.
+    The temporary file is removed on any failure.
+    """
+    directory = os.path.dirname(target)
+    try:
+        if st is not None:
+            os.close(os.open(target, os.O_WRONLY))  # the permission check the kernel would make
+        fd, tmp = tempfile.mkstemp(prefix=".loom-format-", suffix=".tmp", dir=directory)
+    except OSError as e:
+        _err(f"loom-format: error: cannot write {shown}: {e.strerror or e}")
+        raise _Fail from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, os.stat(name).st_mode & 0o7777)
-        os.replace(tmp, name)
+            f.flush()
+            if st is None:
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
+            else:
+                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+                mine = os.fstat(f.fileno())
+                if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+                    try:
+                        os.fchown(f.fileno(), st.st_uid, st.st_gid)
+                    except PermissionError:
+                        _err(
+                            f"loom-format: error: cannot write {shown}: a replacement could not "
+                            f"keep its owner (uid {st.st_uid}, gid {st.st_gid})"
+                        )
+                        raise _Fail from None
+                    os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))  # chown clears setuid bits
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        tmp = None
+        _fsync_dir(directory)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        _err(f"loom-format: error: cannot write {name}: {e.strerror or e}")
+        _err(f"loom-format: error: cannot write {shown}: {e.strerror or e}")
         raise _Fail from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make a rename durable; some file systems cannot fsync a folder, which is harmless."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -279,7 +442,7 @@ def _convert(args: argparse.Namespace) -> int:
             "for several files)"
         )
         return EXIT_INVALID
-    inp = _read(args.inputs[0] if args.inputs else "-")
+    inp = _read(args.inputs[0] if args.inputs else "-", args.max_input_size)
     module, _ = _load(inp, args.src)
     if args.dst == "text":
         data = _print(module, args.print_locations).encode("utf-8")
@@ -291,24 +454,12 @@ def _convert(args: argparse.Namespace) -> int:
             _report(inp.name, e)
             raise _Fail from None
     if args.output and args.output != "-":
-        if os.path.exists(args.output):
-            _atomic_write(args.output, data)
-        else:
-            _write_new(args.output, data)
+        _write_output(args.output, data)
     else:
         out: IO[bytes] = sys.stdout.buffer
         out.write(data)
         out.flush()
     return EXIT_OK
-
-
-def _write_new(name: str, data: bytes) -> None:
-    try:
-        with open(name, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        _err(f"loom-format: error: cannot write {name}: {e.strerror or e}")
-        raise _Fail from None
 
 
 if __name__ == "__main__":  # pragma: no cover

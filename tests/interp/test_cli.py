@@ -122,5 +122,5 @@ def test_bad_command_lines(tmp_path: Path, capsys) -> None:
     )
     assert "not an f32 value" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.loom"), "--kernel", "k"]) == 2
-    assert main([saxpy, "--kernel", "nope"]) == 1
+    assert main([saxpy, "--kernel", "nope"]) == 2
     assert "no kernel named '@nope'" in capsys.readouterr().err
