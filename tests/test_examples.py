@@ -11,7 +11,7 @@ from loom.format.text.printer import print_module
 from loom.interp import launch
 
 KERNELS = Path(__file__).resolve().parents[1] / "examples" / "kernels"
-BARRIER = "  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n"
+BARRIER = "  kernel.barrier<workgroup> {ordering = acq_rel, scope = workgroup}\n"
 
 
 def load(name: str, edit=lambda t: t):  # noqa: ANN001, ANN201
