@@ -18,11 +18,14 @@ from loom.registry import OpRegistry
 from loom_jupyter.render import (
     Annotation,
     Listing,
+    cell,
+    code_block,
     diagnostic_rows,
     esc,
     listing_rows,
     pre,
     summary,
+    table,
     wrap,
 )
 
@@ -204,7 +207,7 @@ def error_bundle(exc: BaseException) -> Bundle:
     message = str(exc)
     return _bundle(
         message,
-        f'<pre class="loom-code"><strong>{esc(name)}</strong>: {esc(message)}</pre>\n',
+        code_block(f"<strong>{esc(name)}</strong>: {esc(message)}"),
         "error",
         name,
     )
@@ -242,10 +245,9 @@ def launch_bundle(result: Any, ops: Ops = None) -> Bundle:
     findings = list(getattr(result, "findings", ()) or ())
     pairs = launch_summary(result)
     plain = "\n".join(f"{label}: {value}" for label, value in pairs)
-    table = "".join(
-        f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in pairs
+    body = table(
+        f"<tr>{cell(esc(label), tag='th')}{cell(esc(value))}</tr>" for label, value in pairs
     )
-    body = f'<table class="loom-table">{table}</table>\n'
     title = f"launch: {summary(findings) if findings else 'no findings'}"
     if findings:
         sub_plain, sub_body = diagnostics_parts(findings, ops)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from loom.format.text.parser import parse_module
 from loom_jupyter.stepper import StepperWidget
+from tests.test_jupyter_display import check_html_hygiene
 
 REVERSE = """\
 target.generic<reference> @reference
@@ -91,10 +90,9 @@ def test_snapshot_is_deterministic_and_class_based() -> None:
     b1, b2 = w1.snapshot_bundle(), w2.snapshot_bundle()
     assert b1 == b2
     html = b1["text/html"]
-    assert html.count("<style>") == 1
-    assert not re.search(r"\s(id|style)=", html)
-    assert '<mark class="loom-current">' in html
-    assert 'class="loom-state-barrier loom-state-current"' not in html
+    check_html_hygiene(html)
+    assert '<mark class="loom-current"' in html
+    assert 'class="loom-cell loom-state-barrier loom-state-current"' not in html
     assert "loom-state-barrier" in html and "loom-state-running" in html
     assert "x 0-3: B R*R R" in b1["text/plain"]
 
@@ -109,7 +107,7 @@ def test_mimebundle_has_widget_view_and_static_snapshot() -> None:
     assert bundle["text/html"] == snap["text/html"]
     assert bundle["text/plain"] == snap["text/plain"]
     # The live view shows the same sections.
-    assert w._html["code"].value.count('<mark class="loom-current">') == 1
+    assert w._html["code"].value.count('<mark class="loom-current"') == 1
     w._wi.value = (3, 0, 0)  # the selector drives the stepper
     assert w.stepper.current.workitem == (3, 0, 0)
 
@@ -124,7 +122,7 @@ def test_runtime_error_is_shown_not_raised() -> None:
     w.run()
     assert w.model.error is not None
     plain = w.snapshot_bundle()["text/plain"]
-    assert "stopped by LoomRuntimeError: bad.loom:" in plain
+    assert "stopped by LoomRuntimeError (the failing op did not run): bad.loom:" in plain
     assert not w.stepper.done
 
 
