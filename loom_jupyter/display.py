@@ -203,7 +203,12 @@ def error_bundle(exc: BaseException) -> Bundle:
     name = type(exc).__name__
     diags = list(getattr(exc, "diagnostics", ()) or ())
     if diags:
-        return diagnostics_bundle(diags, f"{name}: {summary(diags)}")
+        bundle = diagnostics_bundle(diags, f"{name}: {summary(diags)}")
+        pic_plain, pic_body = _access_parts(exc)
+        if pic_body:
+            bundle["text/plain"] += pic_plain
+            bundle["text/html"] = bundle["text/html"].removesuffix("</div>") + pic_body + "</div>"
+        return bundle
     message = str(exc)
     return _bundle(
         message,
@@ -253,7 +258,21 @@ def launch_bundle(result: Any, ops: Ops = None) -> Bundle:
         sub_plain, sub_body = diagnostics_parts(findings, ops)
         plain += "\n" + sub_plain
         body += sub_body
-    return _bundle(plain, body, "launch", title)
+    pic_plain, pic_body = _access_parts(result)
+    return _bundle(plain + pic_plain, body + pic_body, "launch", title)
+
+
+def _access_parts(source: Any) -> tuple[str, str]:
+    """The access picture of a traced launch (or its error), when there is one."""
+    if not getattr(source, "accesses", None):
+        return "", ""
+    from loom_jupyter.pictures import PictureError, access_picture
+
+    try:
+        pic = access_picture(source)
+    except PictureError as exc:
+        return f"\n{exc}", f"<div>{esc(exc)}</div>\n"
+    return "\n" + pic.summary, pic.html()
 
 
 class LaunchView:

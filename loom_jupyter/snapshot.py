@@ -64,6 +64,8 @@ class Snapshot:
     """Workgroups of the launch."""
     done: bool = False
     """Every workitem of every workgroup has finished."""
+    lines: dict[tuple[int, ...], int] = field(default_factory=dict)
+    """Listing line of each workitem's next op (shown workgroup)."""
 
 
 def status_parts(snap: Snapshot) -> tuple[str, str]:

@@ -210,7 +210,17 @@ class StepperModel:
             findings=findings,
             grid=tuple(s.grid),
             done=pos is None,
+            lines=self.item_lines() if pos else {},
         )
+
+    def item_lines(self) -> dict[tuple[int, ...], int]:
+        """Listing line of every workitem's next op in the current workgroup."""
+        out = {}
+        for lid, op in self.stepper.workitem_ops().items():
+            line = self.op_lines.get(id(op)) if op is not None else None
+            if line:
+                out[lid] = line
+        return out
 
 
 class SnapshotView:
@@ -320,6 +330,21 @@ class StepperWidget:
         if unknown:
             raise ValueError(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
         return SnapshotView(snapshot_bundle(self.model.snapshot(), sections or SECTIONS))
+
+    def picture(self, kind: str = "grid") -> Any:
+        """A picture of the current state: ``"grid"`` (each workitem's state and next line),
+        ``"histogram"`` (values of every buffer, unwritten elements left out)."""
+        from loom_jupyter import pictures
+
+        snap = self.model.snapshot()
+        if kind == "grid":
+            return pictures.grid_picture(snap)
+        if kind == "histogram":
+            return pictures.histogram_picture(
+                {b.name: b.values for b in snap.buffers},
+                masks={b.name: b.uninit for b in snap.buffers},
+            )
+        raise ValueError(f"unknown picture {kind!r}; choose 'grid' or 'histogram'")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # A widget view shown earlier would follow this stepper to its later states while the

@@ -55,7 +55,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show a progress bar even when stderr is not a terminal",
     )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        help="draw the access map (last writer, read/write counts, races, out-of-bounds and "
+        "uninitialised accesses per element) to FILE.svg; needs matplotlib",
+    )
     return p
+
+
+def _plot(source: Any, path: str, buffers: dict[str, np.ndarray]) -> None:
+    from loom.plot import access_svg
+
+    Path(path).write_text(access_svg(source, {n: a.dtype for n, a in buffers.items()}))
+    print(f"loom-run: wrote the access map to {path}", file=sys.stderr)
 
 
 def _scalar(text: str, t: ScalarType) -> Any:
@@ -139,12 +152,20 @@ def main(argv: list[str] | None = None) -> int:
             sanitize=not ns.no_sanitize,
             max_steps=ns.max_steps,
             progress=_progress_bar(sys.stderr) if show else None,
+            trace=ns.plot is not None,
         )
+        if ns.plot:
+            _plot(result, ns.plot, buffers)
     except ValueError as e:
         print(f"loom-run: {e}", file=sys.stderr)
         return 2
     except LoomError as e:
         print(str(e), file=sys.stderr)
+        if ns.plot and getattr(e, "accesses", None):
+            try:
+                _plot(e, ns.plot, buffers)
+            except LoomError as plot_error:
+                print(str(plot_error), file=sys.stderr)
         return 1
     out = Path(ns.output)
     out.mkdir(parents=True, exist_ok=True)

@@ -224,6 +224,8 @@ class Findings:
         self.program = program
         self.coords_of = coords_of
         self.items: dict[tuple, list] = {}
+        self.tracer: Any = None
+        """A :class:`~loom.interp.trace.Tracer` told which bytes each finding concerns."""
 
     def add(
         self,
@@ -478,6 +480,8 @@ def check_read(f: Findings, step: Any, buf: Any, ix: Any, items: Any, epochs: An
             uninit = ~init
             k = np.argwhere(uninit)[0]
             n_bad = int(uninit.any(axis=-1).sum())
+            if f.tracer is not None:
+                f.tracer.flag(buf, "uninit", _granule_bytes(ix, uninit), ix.g)
             f.add(
                 "uninit",
                 DiagnosticSeverity.ERROR,
@@ -639,6 +643,8 @@ def _same_op_writes(
     if not dup.any():
         return
     k = int(np.flatnonzero(dup)[0])
+    if f.tracer is not None:
+        f.tracer.flag(buf, "race", fs[1:][dup], 1)
     equal = bool(np.all(vs[1:][dup] == vs[:-1][dup]))
     sev = DiagnosticSeverity.WARNING if equal else DiagnosticSeverity.ERROR
     code = "SANITIZE/003" if equal else "SANITIZE/002"
@@ -658,6 +664,13 @@ def _same_op_writes(
     )
 
 
+def _granule_bytes(ix: Any, sel: np.ndarray) -> np.ndarray:
+    """First byte of each selected granule (``sel``: rows of accesses x granule columns)."""
+    r, c = np.nonzero(sel)
+    first = ix.start + r * ix.size if ix.contiguous else ix.starts[r]
+    return first + c * ix.g
+
+
 def _report_pairs(
     f: Findings,
     kind: str,
@@ -674,6 +687,8 @@ def _report_pairs(
     other_what: str,
 ) -> None:
     ops = prev_op[bad]
+    if f.tracer is not None:
+        f.tracer.flag(buf, "race", _granule_bytes(ix, bad), ix.g)
     # one report per distinct earlier op
     for op_index in np.unique(ops):
         sel = bad & (prev_op == op_index)
