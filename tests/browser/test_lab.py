@@ -62,6 +62,8 @@ def test_untrusted_notebook_shows_highlighted_listings(page, lab, shots, name) -
         " getComputedStyle(e).overflowX])",
     )
     assert all(ws == "pre" and wb == "normal" and ox == "auto" for ws, wb, ox in layout), layout
+    page.eval_on_selector(".jp-OutputArea-output .loom-out", "e => e.scrollIntoView()")
+    page.wait_for_timeout(200)
     page.screenshot(path=str(shots / f"untrusted-{name}.png"))
 
 
