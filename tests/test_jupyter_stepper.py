@@ -148,3 +148,31 @@ def test_show_selects_sections() -> None:
     assert "values:" not in plain and "data:" not in plain
     with pytest.raises(ValueError, match="unknown section"):
         w.show("nope")
+
+
+def test_titles_and_values_describe_the_state_shown() -> None:
+    w, _ = make()
+    plain = w.snapshot_bundle()["text/plain"]
+    assert "workgroup (0,0,0) of 2 x 1 x 1: R running" in plain
+    assert "values of workitem (0,0,0)" in plain
+    w.run()
+    plain = w.snapshot_bundle()["text/plain"]
+    assert "grid of 2 x 1 x 1 workgroups: every workitem done" in plain
+    assert "workgroup (1,1,1)" not in plain and "values: none yet" not in plain
+    assert "values: none (every workitem has finished)" in plain
+    assert "x 0-3: D D D D" in plain
+
+
+def test_showing_again_freezes_the_earlier_view() -> None:
+    pytest.importorskip("ipywidgets")
+    w, _ = make()
+    w.step(2)
+    first = w._repr_mimebundle_()
+    old_view, old_status = w._view, w._html["status"].value
+    w._repr_mimebundle_()
+    assert w._view is not old_view
+    w.step(5)
+    assert old_view.children[0].value.count("stays at the state it was shown in") == 1
+    frozen_status = [c for c in old_view.children if getattr(c, "value", None) == old_status]
+    assert frozen_status, "the earlier view still shows step 2"
+    assert "step 2:" in first["text/plain"]
