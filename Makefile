@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # Only lint the folders that exist (benchmarks/ may not yet).
 LINT_PATHS := $(wildcard loom loom_jupyter tests benchmarks tools examples)
 
-.PHONY: venv install test lint bench lab docs clean
+.PHONY: venv install test lint bench lab labextension docs clean
 
 venv: $(VPY)
 
@@ -18,7 +18,10 @@ $(VPY):
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml | $(VPY)
+# The wheel copies the prebuilt extension bundle into the venv: reinstall when it changes.
+LABEXT_BUNDLE := $(wildcard loom_jupyter/labextension/package.json loom_jupyter/labextension/static/*)
+
+$(STAMP): pyproject.toml $(LABEXT_BUNDLE) | $(VPY)
 	$(VENV)/bin/pip install -e '.[test,jupyter]'
 	touch $@
 
@@ -45,9 +48,22 @@ bench: $(BENCH_STAMP)
 		$(VPY) "$$f"; \
 	done
 
+# Opens the repository root: notebooks/ and the example kernels (examples/, tests/) side by side.
 lab: install
-	mkdir -p notebooks
-	$(VENV)/bin/jupyter lab $(LAB_FLAGS) notebooks/
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks
+
+# Rebuild the JupyterLab/Notebook extension (needs Node.js and npm; packages from the npm
+# registry). Regenerates the word list from the op declarations and the output stylesheet,
+# compiles, bundles against this venv's JupyterLab and stamps the bundle with its inputs' hash
+# (tests/test_jupyter_labextension.py fails while the stamp and the inputs disagree).
+labextension: install
+	$(VPY) labextension/generate.py write
+	cd labextension && npm install --no-audit --no-fund && npx tsc
+	cd labextension && node node_modules/@jupyterlab/builder/lib/build-labextension.js \
+		--core-path "$$($(abspath $(VPY)) -c 'import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')" .
+	$(VPY) labextension/generate.py stamp
+	$(VENV)/bin/pip install --no-deps -e . -q
+	touch $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache

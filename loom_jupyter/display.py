@@ -18,11 +18,14 @@ from loom.registry import OpRegistry
 from loom_jupyter.render import (
     Annotation,
     Listing,
+    cell,
+    code_block,
     diagnostic_rows,
     esc,
     listing_rows,
     pre,
     summary,
+    table,
     wrap,
 )
 
@@ -200,11 +203,16 @@ def error_bundle(exc: BaseException) -> Bundle:
     name = type(exc).__name__
     diags = list(getattr(exc, "diagnostics", ()) or ())
     if diags:
-        return diagnostics_bundle(diags, f"{name}: {summary(diags)}")
+        bundle = diagnostics_bundle(diags, f"{name}: {summary(diags)}")
+        pic_plain, pic_body = _access_parts(exc)
+        if pic_body:
+            bundle["text/plain"] += pic_plain
+            bundle["text/html"] = bundle["text/html"].removesuffix("</div>") + pic_body + "</div>"
+        return bundle
     message = str(exc)
     return _bundle(
         message,
-        f'<pre class="loom-code"><strong>{esc(name)}</strong>: {esc(message)}</pre>\n',
+        code_block(f"<strong>{esc(name)}</strong>: {esc(message)}"),
         "error",
         name,
     )
@@ -242,16 +250,29 @@ def launch_bundle(result: Any, ops: Ops = None) -> Bundle:
     findings = list(getattr(result, "findings", ()) or ())
     pairs = launch_summary(result)
     plain = "\n".join(f"{label}: {value}" for label, value in pairs)
-    table = "".join(
-        f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in pairs
+    body = table(
+        f"<tr>{cell(esc(label), tag='th')}{cell(esc(value))}</tr>" for label, value in pairs
     )
-    body = f'<table class="loom-table">{table}</table>\n'
     title = f"launch: {summary(findings) if findings else 'no findings'}"
     if findings:
         sub_plain, sub_body = diagnostics_parts(findings, ops)
         plain += "\n" + sub_plain
         body += sub_body
-    return _bundle(plain, body, "launch", title)
+    pic_plain, pic_body = _access_parts(result)
+    return _bundle(plain + pic_plain, body + pic_body, "launch", title)
+
+
+def _access_parts(source: Any) -> tuple[str, str]:
+    """The access picture of a traced launch (or its error), when there is one."""
+    if not getattr(source, "accesses", None):
+        return "", ""
+    from loom_jupyter.pictures import PictureError, access_picture
+
+    try:
+        pic = access_picture(source)
+    except PictureError as exc:
+        return f"\n{exc}", f"<div>{esc(exc)}</div>\n"
+    return "\n" + pic.summary, pic.html()
 
 
 class LaunchView:

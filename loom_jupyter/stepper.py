@@ -17,7 +17,7 @@ from loom.errors import LoomError
 from loom.format.text.printer import Printer
 from loom.ir import Module, Operation
 from loom_jupyter.display import Ops, place_diagnostics
-from loom_jupyter.render import Listing, wrap
+from loom_jupyter.render import Listing, attrs, esc, wrap
 from loom_jupyter.snapshot import (
     SECTIONS,
     BufferPicture,
@@ -26,6 +26,9 @@ from loom_jupyter.snapshot import (
     snapshot_bundle,
 )
 
+FROZEN_NOTE = (
+    "This view stays at the state it was shown in; a later output of the same stepper is live."
+)
 GOTO_LIMIT = 200_000
 """Most steps a selector or run-to-line may take looking for its target."""
 
@@ -144,7 +147,10 @@ class StepperModel:
         s = self.stepper
         pos = s.current
         if pos is None:
-            text = f"done after {s.history_length} steps (grid {_coords(s.grid)})"
+            shape = " x ".join(str(c) for c in s.grid)
+            text = (
+                f"done after {s.history_length} steps: every workitem of the {shape} grid finished"
+            )
         else:
             state = s.workitem_states().get(pos.workitem, "running")
             line = self.op_lines.get(id(pos.op)) if pos.op is not None else None
@@ -156,7 +162,7 @@ class StepperModel:
         if self.error is not None:
             diags = self.error.diagnostics
             what = diags[0].headline() if diags else str(self.error)
-            text += f"\nstopped by {type(self.error).__name__}: {what}"
+            text += f"\nstopped by {type(self.error).__name__} (the failing op did not run): {what}"
         return text
 
     def listing(self, current: Operation | None) -> Listing:
@@ -195,14 +201,26 @@ class StepperModel:
         return Snapshot(
             listing=self.listing(pos.op if pos else None),
             status=self.status(),
-            workgroup=pos.workgroup if pos else s.grid,
+            workgroup=pos.workgroup if pos else (0, 0, 0),
             workgroup_shape=tuple(s.workgroup_size),
             states=s.workitem_states() if pos else {},
             current=pos.workitem if pos else None,
             values=values,
             buffers=self.buffers(),
             findings=findings,
+            grid=tuple(s.grid),
+            done=pos is None,
+            lines=self.item_lines() if pos else {},
         )
+
+    def item_lines(self) -> dict[tuple[int, ...], int]:
+        """Listing line of every workitem's next op in the current workgroup."""
+        out = {}
+        for lid, op in self.stepper.workitem_ops().items():
+            line = self.op_lines.get(id(op)) if op is not None else None
+            if line:
+                out[lid] = line
+        return out
 
 
 class SnapshotView:
@@ -313,7 +331,26 @@ class StepperWidget:
             raise ValueError(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
         return SnapshotView(snapshot_bundle(self.model.snapshot(), sections or SECTIONS))
 
+    def picture(self, kind: str = "grid") -> Any:
+        """A picture of the current state: ``"grid"`` (each workitem's state and next line),
+        ``"histogram"`` (values of every buffer, unwritten elements left out)."""
+        from loom_jupyter import pictures
+
+        snap = self.model.snapshot()
+        if kind == "grid":
+            return pictures.grid_picture(snap)
+        if kind == "histogram":
+            return pictures.histogram_picture(
+                {b.name: b.values for b in snap.buffers},
+                masks={b.name: b.uninit for b in snap.buffers},
+            )
+        raise ValueError(f"unknown picture {kind!r}; choose 'grid' or 'histogram'")
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # A widget view shown earlier would follow this stepper to its later states while the
+        # cells around it describe the state it was shown in: freeze it there, show a new one.
+        if self._view is not None:
+            self._freeze()
         bundle: dict[str, Any] = {}
         view = self.widget()
         if view is not None:
@@ -361,7 +398,9 @@ class StepperWidget:
             min=1,
             max=max(1, len(self.model.text.splitlines())),
             description="line",
-            layout=w.Layout(width="9em"),
+            # room for 4 digits and the spin buttons beside the short label
+            style={"description_width": "2.5em"},
+            layout=w.Layout(width="11em"),
         )
         to_line = w.Button(description="run to line", layout=w.Layout(width="auto"))
         to_line.on_click(lambda _: self.run_to_line(self._line.value))
@@ -378,19 +417,47 @@ class StepperWidget:
         self._wi = w.Dropdown(options=[(_coords(i), i) for i in items], description="workitem")
         self._wg.observe(lambda ch: self._selected(workgroup=ch["new"]), names="value")
         self._wi.observe(lambda ch: self._selected(workitem=ch["new"]), names="value")
-        self._html = {name: w.HTML() for name in SECTIONS}
-        side = w.VBox([self._html["grid"], self._html["values"]])
+        self._controls = [*row, to_line, self._line, self._wg, self._wi]
+        # Every part may shrink below its content and scrolls instead of being clipped; the
+        # grid and values move under the code when the output is too narrow for both.
+        fit = {"overflow": "auto", "min_width": "0", "max_width": "100%"}
+        self._html = {name: w.HTML(layout=w.Layout(**fit)) for name in SECTIONS}
+        self._html["code"].layout = w.Layout(flex="1 1 36em", **fit)
+        side = w.VBox(
+            [self._html["grid"], self._html["values"]], layout=w.Layout(flex="0 1 auto", **fit)
+        )
+        wrap_row = {"flex_flow": "row wrap", "max_width": "100%"}
         self._view = w.VBox(
             [
-                w.HBox(row),
-                w.HBox([self._wg, self._wi, self._line, to_line]),
+                w.HBox(row, layout=w.Layout(**wrap_row)),
+                w.HBox([self._wg, self._wi, self._line, to_line], layout=w.Layout(**wrap_row)),
                 self._html["status"],
-                w.HBox([self._html["code"], side]),
+                w.HBox(
+                    [self._html["code"], side],
+                    layout=w.Layout(align_items="flex-start", **wrap_row),
+                ),
                 self._html["buffers"],
                 self._html["findings"],
-            ]
+            ],
+            layout=w.Layout(max_width="100%", overflow="hidden"),
         )
+        self._view.add_class("loom-stepper-widget")
         self.refresh()
+
+    def _freeze(self) -> None:
+        """Stop the shown view at its state: controls disabled, a note saying so."""
+        import ipywidgets as w
+
+        for c in self._controls:
+            c.disabled = True
+        note = w.HTML(
+            wrap(
+                f"<div {attrs('loom-note')}>{esc(FROZEN_NOTE)}</div>\n",
+                "stepper-frozen",
+            )
+        )
+        self._view.children = (note, *self._view.children)
+        self._view = None
 
     def _selected(self, workgroup: Any = None, workitem: Any = None) -> None:
         if self._syncing:

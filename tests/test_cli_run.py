@@ -171,7 +171,11 @@ def test_missing_and_malformed_args(
 
 @pytest.mark.parametrize(
     ("value", "needle"),
-    [("x", "'x' is not an index value"), ("9" * 5000, "is not an index value"), (str(2**64), "fit")],
+    [
+        ("x", "'x' is not an index value"),
+        ("9" * 5000, "is not an index value"),
+        (str(2**64), "fit"),
+    ],
 )
 def test_bad_scalar_values(
     value: str,

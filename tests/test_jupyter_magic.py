@@ -55,7 +55,7 @@ def test_valid_cell_shows_module_and_binds_name(ip) -> None:
     lines = data["text/plain"].splitlines()
     assert lines[0] == "vadd = module (vadd.loom)"
     assert [ln[4:] for ln in lines[1:]] == VADD.splitlines()
-    assert '<span class="lm-nb">scalar.addi</span>' in data["text/html"]
+    assert '<span class="lm-nb" style="color:#008000">scalar.addi</span>' in data["text/html"]
 
 
 def test_without_name_nothing_is_bound(ip) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from loom.format.text.parser import parse_module
 from loom_jupyter.stepper import StepperWidget
+from tests.test_jupyter_display import check_html_hygiene
 
 REVERSE = """\
 target.generic<reference> @reference
@@ -91,10 +90,9 @@ def test_snapshot_is_deterministic_and_class_based() -> None:
     b1, b2 = w1.snapshot_bundle(), w2.snapshot_bundle()
     assert b1 == b2
     html = b1["text/html"]
-    assert html.count("<style>") == 1
-    assert not re.search(r"\s(id|style)=", html)
-    assert '<mark class="loom-current">' in html
-    assert 'class="loom-state-barrier loom-state-current"' not in html
+    check_html_hygiene(html)
+    assert '<mark class="loom-current"' in html
+    assert 'class="loom-cell loom-state-barrier loom-state-current"' not in html
     assert "loom-state-barrier" in html and "loom-state-running" in html
     assert "x 0-3: B R*R R" in b1["text/plain"]
 
@@ -109,7 +107,7 @@ def test_mimebundle_has_widget_view_and_static_snapshot() -> None:
     assert bundle["text/html"] == snap["text/html"]
     assert bundle["text/plain"] == snap["text/plain"]
     # The live view shows the same sections.
-    assert w._html["code"].value.count('<mark class="loom-current">') == 1
+    assert w._html["code"].value.count('<mark class="loom-current"') == 1
     w._wi.value = (3, 0, 0)  # the selector drives the stepper
     assert w.stepper.current.workitem == (3, 0, 0)
 
@@ -124,7 +122,7 @@ def test_runtime_error_is_shown_not_raised() -> None:
     w.run()
     assert w.model.error is not None
     plain = w.snapshot_bundle()["text/plain"]
-    assert "stopped by LoomRuntimeError: bad.loom:" in plain
+    assert "stopped by LoomRuntimeError (the failing op did not run): bad.loom:" in plain
     assert not w.stepper.done
 
 
@@ -150,3 +148,31 @@ def test_show_selects_sections() -> None:
     assert "values:" not in plain and "data:" not in plain
     with pytest.raises(ValueError, match="unknown section"):
         w.show("nope")
+
+
+def test_titles_and_values_describe_the_state_shown() -> None:
+    w, _ = make()
+    plain = w.snapshot_bundle()["text/plain"]
+    assert "workgroup (0,0,0) of 2 x 1 x 1: R running" in plain
+    assert "values of workitem (0,0,0)" in plain
+    w.run()
+    plain = w.snapshot_bundle()["text/plain"]
+    assert "grid of 2 x 1 x 1 workgroups: every workitem done" in plain
+    assert "workgroup (1,1,1)" not in plain and "values: none yet" not in plain
+    assert "values: none (every workitem has finished)" in plain
+    assert "x 0-3: D D D D" in plain
+
+
+def test_showing_again_freezes_the_earlier_view() -> None:
+    pytest.importorskip("ipywidgets")
+    w, _ = make()
+    w.step(2)
+    first = w._repr_mimebundle_()
+    old_view, old_status = w._view, w._html["status"].value
+    w._repr_mimebundle_()
+    assert w._view is not old_view
+    w.step(5)
+    assert old_view.children[0].value.count("stays at the state it was shown in") == 1
+    frozen_status = [c for c in old_view.children if getattr(c, "value", None) == old_status]
+    assert frozen_status, "the earlier view still shows step 2"
+    assert "step 2:" in first["text/plain"]

@@ -114,7 +114,28 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show a progress bar even when stderr is not a terminal",
     )
+    out.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        help="draw the access map (last writer, read/write counts, races, out-of-bounds and "
+        "uninitialised accesses per element) to FILE.svg; needs matplotlib",
+    )
     return p
+
+
+def _plot(source: Any, path: str, buffers: dict[str, np.ndarray]) -> None:
+    """Write the access map of a traced launch (or of its runtime error) to ``path``."""
+    from loom.plot import access_svg
+
+    try:
+        Path(path).write_text(access_svg(source, {n: a.dtype for n, a in buffers.items()}))
+    except OSError as e:
+        _err(f"loom-run: error: cannot write the access map {path}: {e.strerror}")
+        return
+    except LoomError as e:
+        _err(str(e))
+        return
+    _err(f"loom-run: wrote the access map to {path}")
 
 
 def _positive(text: str) -> int:
@@ -162,9 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             sanitize=not ns.no_sanitize,
             max_steps=ns.max_steps,
             progress=_progress_bar(sys.stderr) if show else None,
+            trace=ns.plot is not None,
         )
     except LoomError as e:
         _report(e)
+        if ns.plot and getattr(e, "accesses", None):
+            _plot(e, ns.plot, job.buffers)
         _err("loom-run: the launch stopped; no buffer written")
         return EXIT_KERNEL_ERRORS
     except (MemoryError, RecursionError) as e:
@@ -172,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_KERNEL_ERRORS
     for d in result.findings:
         _err(d.render())
+    if ns.plot:
+        _plot(result, ns.plot, job.buffers)
     try:
         write_back(job)
     except _Usage as e:

@@ -68,6 +68,8 @@ class LaunchResult:
     ops_executed: int
     wall_time: float
     findings: list[Diagnostic] = field(default_factory=list)
+    accesses: dict[str, Any] | None = None
+    """Per buffer name, its :class:`~loom.interp.trace.AccessTrace` (``launch(trace=True)``)."""
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -448,6 +450,7 @@ class GridContext(BaseContext):
         self._shape_cache: dict[tuple, Any] = {}
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
+        self.tracer: Any = None
 
     def _func_of_env(self) -> CFunc:
         return self._func
@@ -753,6 +756,10 @@ class GridContext(BaseContext):
         buf.space = space if space == "workgroup" else "private"
         if self.sanitize:
             buf.shadow = san.Shadow(data.size, False, self.workitems, len(self.plan.program.steps))
+        if self.tracer is not None:
+            owners = self.workitems // (self.wg if space == "workgroup" else 1)
+            first = self.g0 * (1 if space == "workgroup" else self.wg)
+            self.tracer.add(buf, size * owners, owners, first * size)
         return buf
 
     def _physical(self, buf: Buf, addr: Any, lanes: np.ndarray) -> Any:
@@ -877,6 +884,8 @@ class GridContext(BaseContext):
                 lane, where = int(lanes[k]), int(a[k])
             else:
                 lane, where = int(lanes[0]) if lanes.size else None, int(a)
+            if self.tracer is not None:
+                self.tracer.out_of_bounds(buf, self.g0 * self.wg + (lane or 0), where, size)
             raise self.error(
                 step,
                 "RUNTIME/001",
@@ -908,6 +917,8 @@ class GridContext(BaseContext):
     def _check_slice(
         self, step: Any, buf: Buf, a0: int, lo: int, hi: int, size: int, raw: Any
     ) -> None:
+        if self.tracer is not None:
+            self.tracer.access(buf, (a0, hi - lo, size), self.g0 * self.wg + lo, raw is not None)
         if buf.shadow is None:
             return
         ix = san.SliceIndex(a0, hi - lo, size)
@@ -937,6 +948,8 @@ class GridContext(BaseContext):
         raw: Any,
         atomic: bool = False,
     ) -> None:
+        if self.tracer is not None:
+            self.tracer.access(buf, byte_pos, lanes + self.g0 * self.wg, raw is not None)
         if buf.shadow is None:
             return
         items = lanes + self.g0 * self.wg
@@ -992,6 +1005,8 @@ class GridContext(BaseContext):
 
     def _range_check(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> None:
         if start < 0 or start + count > buf.length:
+            if self.tracer is not None:
+                self.tracer.out_of_bounds(buf, self.g0 * self.wg + lane, start, count)
             raise self.error(
                 step,
                 "RUNTIME/001",
@@ -1026,6 +1041,7 @@ def launch(
     sanitize: bool = True,
     max_steps: int | None = None,
     progress: Any = None,
+    trace: bool = False,
 ) -> LaunchResult:
     """Run ``kernel`` over its whole grid on NumPy data; buffers are modified in place.
 
@@ -1035,7 +1051,11 @@ def launch(
     ``progress(done, total)`` is called after each chunk of workgroups. Grids past
     :data:`MAX_WORKGROUP_ITEMS` or :data:`MAX_WORKITEMS` are refused before running.
     Raises :class:`~loom.errors.LoomRuntimeError` on runtime errors.
+    ``trace`` records per-byte access traces (``LaunchResult.accesses``; on a runtime error the
+    exception's ``accesses``), for pictures; it needs the sanitizer.
     """
+    if trace and not sanitize:
+        raise ValueError("launch(trace=True) needs the sanitizer (sanitize=True)")
     t0 = time.perf_counter()
     plan = _plan(module, kernel)
     counts, sizes = plan.grid(tuple(workload))
@@ -1048,8 +1068,20 @@ def launch(
     if sanitize:
         for b in bufs:
             b.shadow = san.Shadow(b.data.size, True, ngroups * wg, len(plan.program.steps))
-    with np.errstate(all="ignore"):
-        total_ops = _run_grid(ctx, ngroups, wg, values, progress)
+    tracer = None
+    if trace:
+        from loom.interp.trace import Tracer
+
+        tracer = ctx.tracer = findings.tracer = Tracer(counts, sizes)
+        for b in bufs:
+            tracer.add(b, b.data.size)
+    try:
+        with np.errstate(all="ignore"):
+            total_ops = _run_grid(ctx, ngroups, wg, values, progress)
+    except LoomRuntimeError as exc:
+        if tracer is not None:
+            exc.accesses = tracer.traces  # type: ignore[attr-defined]
+        raise
     ctx.hand_back()
     for b in bufs:
         b.shadow = None
@@ -1061,6 +1093,7 @@ def launch(
         total_ops,
         time.perf_counter() - t0,
         findings.diagnostics(),
+        tracer.traces if tracer is not None else None,
     )
 
 

@@ -290,6 +290,8 @@ class Findings:
         """Buffer uid -> bytes an asynchronous transfer writes at a later wait."""
         self.atomic_steps: set[int] = set()
         """Step indices of atomic accesses (they do not race with each other)."""
+        self.tracer: Any = None
+        """A :class:`~loom.interp.trace.Tracer` told which bytes each finding concerns."""
 
     def rewind(self, mark: int) -> None:
         """Undo the changes journaled after the journal had ``mark`` entries."""
@@ -696,6 +698,8 @@ def check_read(
             uninit = ~init
             k = np.argwhere(uninit)[0]
             n_bad = int(uninit.any(axis=-1).sum())
+            if f.tracer is not None:
+                f.tracer.flag(buf, "uninit", _granule_bytes(ix, uninit), ix.g)
             f.add(
                 "uninit",
                 DiagnosticSeverity.ERROR,
@@ -863,6 +867,8 @@ def _same_op_writes(
     if not dup.any():
         return
     k = int(np.flatnonzero(dup)[0])
+    if f.tracer is not None:
+        f.tracer.flag(buf, "race", fs[1:][dup], 1)
     equal = bool(np.all(vs[1:][dup] == vs[:-1][dup]))
     sev = DiagnosticSeverity.WARNING if equal else DiagnosticSeverity.ERROR
     code = "SANITIZE/003" if equal else "SANITIZE/002"
@@ -882,6 +888,13 @@ def _same_op_writes(
     )
 
 
+def _granule_bytes(ix: Any, sel: np.ndarray) -> np.ndarray:
+    """First byte of each selected granule (``sel``: rows of accesses x granule columns)."""
+    r, c = np.nonzero(sel)
+    first = ix.start + r * ix.size if ix.contiguous else ix.starts[r]
+    return first + c * ix.g
+
+
 def _report_pairs(
     f: Findings,
     kind: str,
@@ -898,6 +911,8 @@ def _report_pairs(
     other_what: str,
 ) -> None:
     ops = prev_op[bad]
+    if f.tracer is not None:
+        f.tracer.flag(buf, "race", _granule_bytes(ix, bad), ix.g)
     # one report per distinct earlier op
     for op_index in np.unique(ops):
         sel = bad & (prev_op == op_index)

@@ -318,6 +318,10 @@ class Stepper:
         """State of every workitem of the current workgroup, by local id."""
         return {it.local: it.state for it in self._items}
 
+    def workitem_ops(self) -> dict[tuple[int, int, int], Operation | None]:
+        """The next op of every workitem of the current workgroup (None: it has none)."""
+        return {it.local: (self._next_step(it).op if it.stack else None) for it in self._items}
+
     @property
     def workgroup(self) -> tuple[int, int, int] | None:
         """The workgroup being run."""

@@ -56,6 +56,9 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
 
 
 def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None:
+    tracer = getattr(ctx, "tracer", None)
+    if tracer is not None:
+        tracer.view_out_of_bounds(ctx, view, idx, bad)
     parts = ", ".join("{}" for _ in idx)
     dims = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
     ctx.check(
