@@ -553,6 +553,9 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
         return tuple(raw)
     if a.kind == AttrKind.SYMBOL and isinstance(raw, str) and raw.startswith("@"):
         return raw[1:]
+    if a.kind == AttrKind.BLOCK:
+        label = getattr(raw, "label", raw)  # a Block, or its label with or without '^'
+        return label[1:] if isinstance(label, str) and label.startswith("^") else label
     if a.kind == AttrKind.FLAGS and isinstance(raw, str):
         try:
             return a.flags.canonical(raw)

@@ -12,7 +12,6 @@ from loom.dsl import (
     EnumDef,
     Example,
     Glue,
-    HasParent,
     IsolatedFromAbove,
     Kw,
     Operand,
@@ -183,7 +182,7 @@ RETURN = op(
     "func.return",
     "Ends a function body, returning values.",
     operands=[Operand("operands", ANY, variadic=True)],
-    traits=[Terminator(values="operands"), HasParent(("func.def",))],
+    traits=[Terminator(values="operands")],
     format=[Refs("operands"), OptionalGroup("operands", Kw(":"), TypesOf("operands"))],
     examples=[
         Example(

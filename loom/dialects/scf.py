@@ -43,7 +43,7 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
         return [
             Violation(
                 "STRUCTURE/014",
-                "bare 'unroll' cannot be combined with an unroll factor",
+                "'unroll' is given 2 ways: use either bare unroll or unroll factor, not both",
                 "unroll_policy",
             )
         ]
@@ -53,7 +53,11 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
         and not _has_unroll_factor(op, ctx)
     ):
         return [
-            Violation("STRUCTURE/014", "'schedule' requires an unroll directive", "unroll_schedule")
+            Violation(
+                "STRUCTURE/014",
+                "'schedule' must be paired with bare unroll or unroll factor",
+                "unroll_schedule",
+            )
         ]
     return []
 
@@ -130,8 +134,14 @@ FOR = op(
 
 def _verify_if(op, ctx) -> list[Violation]:  # noqa: ANN001
     if op.results and ctx.region(op, "else_region") is None:
+        n = len(op.results)
         return [
-            Violation("STRUCTURE/007", "'scf.if' with results needs an else region", "else_region")
+            Violation(
+                "STRUCTURE/013",
+                f"else_region count is 0; it must be present when scf.if has results "
+                f"(expected 1 for {n} result{'' if n == 1 else 's'})",
+                "else_region",
+            )
         ]
     return []
 
@@ -213,7 +223,7 @@ WHILE = op(
             terminator="scf.condition",
             arg_source=ArgSource.DERIVED,
             derived_from=("iter_args",),
-            yields="results",
+            yields="after",
         ),
         RegionDef(
             "after",
