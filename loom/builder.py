@@ -229,6 +229,26 @@ class LoomBuilder(_Namespaces):
             self._check_pair(pair, "region()")
         return Region([Block(tuple(self.module.add_value(t, n) for n, t in args))])
 
+    def block(
+        self,
+        region: Region,
+        label: str,
+        args: Sequence[tuple[str | None, Type]] = (),
+    ) -> Block:
+        """Append a labelled block (a branch target, ``^label(%a: T):``) to ``region``."""
+        if not isinstance(region, Region):
+            raise LoomBuilderError(f"block() needs a Region, got {region!r}")
+        label = label[1:] if label.startswith("^") else label
+        if not label or not all(c.isalnum() or c in "_$" for c in label):
+            raise LoomBuilderError(f"block label {label!r} is not a valid label")
+        if any(b.label == label for b in region.blocks):
+            raise LoomBuilderError(f"block label '^{label}' is already used in this region")
+        for pair in args:
+            self._check_pair(pair, "block()")
+        blk = Block(tuple(self.module.add_value(t, n) for n, t in args), label)
+        region.blocks.append(blk)
+        return blk
+
     def build(self, op_name: str, **kwargs: Any) -> Value | list[Value] | None:
         """Build any registered op by name with the same keywords as its generated method."""
         d = self.registry.get(op_name)

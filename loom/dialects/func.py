@@ -70,6 +70,7 @@ DEF = op(
             arg_source=ArgSource.VALUES,
             arg_keyword="args",
             yields="result_types",
+            single_block=False,
         )
     ],
     traits=[

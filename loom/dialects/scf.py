@@ -8,6 +8,7 @@ from loom.dsl import (
     ArgSource,
     Attr,
     AttrDef,
+    AttrDict,
     AttrKind,
     BindingList,
     BlockArgs,
@@ -265,4 +266,61 @@ CONDITION = op(
     examples=[Example("scf.while {\n  scf.condition %c : i1\n} do {\n  scf.yield\n}", "%c: i1")],
 )
 
-OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION)
+FENCE = op(
+    "scf.schedule.fence",
+    "A scheduling boundary for the compiler: ops stay on their side of it; it emits nothing.",
+    format=[],
+    builder="fence",
+    examples=[Example("scf.schedule.fence")],
+)
+
+RESIDENCY_REQUIRE = op(
+    "scf.residency.require",
+    "A function-level register-residency contract for the compiler (minimum -1: no floor).",
+    attrs=[
+        AttrDef("minimum", AttrKind.INT),
+        AttrDef("preserve", AttrKind.BOOL, optional=True, default=False),
+        AttrDef("projected_baseline", AttrKind.INT, optional=True, default=0),
+    ],
+    format=[Attr("minimum"), AttrDict()],
+    builder="require",
+    examples=[
+        Example("scf.residency.require 2"),
+        Example("scf.residency.require -1 {preserve = true, projected_baseline = 4}"),
+    ],
+)
+
+RESIDENCY_CANDIDATE = op(
+    "scf.residency.candidate",
+    "Marks source as a residency candidate the compiler may recompute from captures; "
+    "the result is source.",
+    operands=[Operand("source", ANY), Operand("captures", ANY, variadic=True)],
+    results=[Result("result", ANY)],
+    attrs=[
+        AttrDef("candidate_id", AttrKind.INT),
+        AttrDef("recompute_cost", AttrKind.INT),
+        AttrDef("preserves_baseline", AttrKind.BOOL, optional=True, default=False),
+    ],
+    traits=[SameType(("source", "result"))],
+    format=[
+        Attr("candidate_id"),
+        Attr("recompute_cost"),
+        Refs("source", "captures"),
+        Kw(":"),
+        TypeOf("result"),
+        OptionalGroup("captures", Kw(","), TypesOf("captures")),
+        AttrDict(),
+    ],
+    builder="candidate",
+    examples=[
+        Example(
+            "%p = scf.residency.candidate 7 2 %v, %a, %b : f32, f32, f32",
+            "%v: f32, %a: f32, %b: f32",
+        ),
+        Example(
+            "%p = scf.residency.candidate 1 0 %v : f32 {preserves_baseline = true}", "%v: f32"
+        ),
+    ],
+)
+
+OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION, FENCE, RESIDENCY_REQUIRE, RESIDENCY_CANDIDATE)

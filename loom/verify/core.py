@@ -48,6 +48,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
+from loom.verify.successors import check_successors
 from loom.verify.uniformity import derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -111,6 +112,7 @@ class ModuleVerifier:
         self.engine = diagnostics if diagnostics is not None else DiagnosticEngine()
         self.ctx = VerifyContext(module, registry)
         self._plans: dict[str, OpPlan | None] = {}
+        self.branch_names = frozenset(d.name for d in registry if d.trait(Branch) is not None)
 
     # ------------------------------------------------------------------ reporting
 
@@ -765,6 +767,7 @@ class ModuleVerifier:
         hits_before = len(self.impure_hits)
         if pure:
             self.pure_depth += 1
+        entry_tok = None
         try:
             for b_index, block in enumerate(region.blocks):
                 tok = len(self.active)
@@ -773,13 +776,23 @@ class ModuleVerifier:
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
                 self._walk_block(block, tok, op.name, r_index, b_index)
-                self.active[tok] = 0
-                self.tokens.pop()
+                if b_index == 0 and len(region.blocks) > 1:
+                    entry_tok = tok  # the entry block dominates every later block
+                else:
+                    self.active[tok] = 0
+                    self.tokens.pop()
                 if rd is not None:
                     self._cursor = (r_index, b_index, len(block.ops) - 1) if block.ops else None
                     self._check_terminator(op, plan, layout, rd, block)
                     self._cursor = None
+            if len(region.blocks) > 1 or any(
+                b.ops and b.ops[-1].name in self.branch_names for b in region.blocks
+            ):
+                check_successors(self, region)
         finally:
+            if entry_tok is not None:
+                self.active[entry_tok] = 0
+                self.tokens.remove(entry_tok)
             if pure:
                 self.pure_depth -= 1
         if pure and len(self.impure_hits) > hits_before:
