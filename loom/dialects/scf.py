@@ -279,8 +279,8 @@ RESIDENCY_REQUIRE = op(
     "A function-level register-residency contract for the compiler (minimum -1: no floor).",
     attrs=[
         AttrDef("minimum", AttrKind.INT),
-        AttrDef("preserve", AttrKind.BOOL, optional=True, default=False),
-        AttrDef("projected_baseline", AttrKind.INT, optional=True, default=0),
+        AttrDef("preserve", AttrKind.BOOL, optional=True),
+        AttrDef("projected_baseline", AttrKind.INT, optional=True),
     ],
     format=[Attr("minimum"), AttrDict()],
     builder="require",
@@ -299,7 +299,7 @@ RESIDENCY_CANDIDATE = op(
     attrs=[
         AttrDef("candidate_id", AttrKind.INT),
         AttrDef("recompute_cost", AttrKind.INT),
-        AttrDef("preserves_baseline", AttrKind.BOOL, optional=True, default=False),
+        AttrDef("preserves_baseline", AttrKind.BOOL, optional=True),
     ],
     traits=[SameType(("source", "result"))],
     format=[
@@ -317,9 +317,7 @@ RESIDENCY_CANDIDATE = op(
             "%p = scf.residency.candidate 7 2 %v, %a, %b : f32, f32, f32",
             "%v: f32, %a: f32, %b: f32",
         ),
-        Example(
-            "%p = scf.residency.candidate 1 0 %v : f32 {preserves_baseline = true}", "%v: f32"
-        ),
+        Example("%p = scf.residency.candidate 1 0 %v : f32 {preserves_baseline = true}", "%v: f32"),
     ],
 )
 

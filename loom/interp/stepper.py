@@ -22,6 +22,7 @@ import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange
 from loom.errors import LoomRuntimeError
+from loom.interp.cfg_exec import step_branch
 from loom.interp.engine import DEFAULT_MAX_STEPS, BaseContext, KernelPlan, _plan
 from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
@@ -380,7 +381,8 @@ class Stepper:
         else:
             res = step.fn(ctx, step, *[env[i] for i in step.ins])
         if step.term:
-            self._leave(it, res)
+            if not step_branch(self, it, step, res):
+                self._leave(it, res)
             return
         self._set_outs(env, step, res)
         it.stack = it.stack[:-1] + ((region, pc + 1, env, owner),)
@@ -531,6 +533,12 @@ class Stepper:
             finished = [it for it in self._items if it.state == DONE]
             if finished:
                 self._barrier_divergence(waiting[0], finished[0])
+            else:
+                # workitems waiting at different barriers (e.g. one per cfg arm) diverged too
+                at = waiting[0].stack[-1][:2]
+                other = next((w for w in waiting if w.stack[-1][:2] != at), None)
+                if other is not None:
+                    self._barrier_divergence(waiting[0], other)
             for it in waiting:
                 self._log((it, it.state))
                 it.state = RUNNING

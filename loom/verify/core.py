@@ -48,7 +48,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
-from loom.verify.successors import check_successors
+from loom.verify.successors import check_successors, dominators
 from loom.verify.uniformity import derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -767,17 +767,23 @@ class ModuleVerifier:
         hits_before = len(self.impure_hits)
         if pure:
             self.pure_depth += 1
-        entry_tok = None
+        multi = len(region.blocks) > 1
+        # a block sees the values of the blocks that dominate it
+        dom = dominators(self, region) if multi else None
+        block_toks: list[int] = []
         try:
             for b_index, block in enumerate(region.blocks):
+                if dom is not None:
+                    for k, t in enumerate(block_toks):
+                        self.active[t] = 1 if k in dom[b_index] else 0
                 tok = len(self.active)
                 self.active.append(1)
                 self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
                 self._walk_block(block, tok, op.name, r_index, b_index)
-                if b_index == 0 and len(region.blocks) > 1:
-                    entry_tok = tok  # the entry block dominates every later block
+                if multi:
+                    block_toks.append(tok)
                 else:
                     self.active[tok] = 0
                     self.tokens.pop()
@@ -790,9 +796,9 @@ class ModuleVerifier:
             ):
                 check_successors(self, region)
         finally:
-            if entry_tok is not None:
-                self.active[entry_tok] = 0
-                self.tokens.remove(entry_tok)
+            for t in block_toks:
+                self.active[t] = 0
+                self.tokens.remove(t)
             if pure:
                 self.pure_depth -= 1
         if pure and len(self.impure_hits) > hits_before:

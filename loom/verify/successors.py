@@ -45,9 +45,7 @@ def check_successors(v: Any, region: Region) -> None:
 
 
 def _missing(v: Any, op: Any, k: int, label: str) -> None:
-    elsewhere = any(
-        b.label == label for p in v.parents for r in p.regions for b in r.blocks
-    )
+    elsewhere = any(b.label == label for p in v.parents for r in p.regions for b in r.blocks)
     if elsewhere:
         v.error(
             op,
@@ -116,3 +114,45 @@ def _same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
     if isinstance(ea, str) or ea is None or isinstance(eb, str) or eb is None:
         return ea == eb
     return rename.get(id(ea), ea) is eb
+
+
+def dominators(v: Any, region: Region) -> list[frozenset[int]]:
+    """For each block of ``region``, the indexes of the blocks that dominate it (itself
+    included). Unreachable blocks are dominated by the entry block and themselves only."""
+    n = len(region.blocks)
+    labels = {b.label: i for i, b in enumerate(region.blocks) if b.label is not None}
+    preds: list[set[int]] = [set() for _ in range(n)]
+    for i, block in enumerate(region.blocks):
+        op = block.ops[-1] if block.ops else None
+        decl = v.registry.get(op.name) if op is not None else None
+        branch = decl.trait(Branch) if decl is not None else None
+        for attr in branch.successors if branch is not None else ():
+            j = labels.get(op.attributes.get(attr))
+            if j is not None:
+                preds[j].add(i)
+    reach = {0}
+    stack = [0]
+    succs: list[set[int]] = [set() for _ in range(n)]
+    for j, ps in enumerate(preds):
+        for p in ps:
+            succs[p].add(j)
+    while stack:
+        for j in succs[stack.pop()]:
+            if j not in reach:
+                reach.add(j)
+                stack.append(j)
+    every = frozenset(reach)
+    dom = [frozenset({0}) if i == 0 else every for i in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(1, n):
+            if i not in reach:
+                new = frozenset({0, i})
+            else:
+                ps = [dom[p] for p in preds[i] if p in reach]
+                new = frozenset.intersection(*ps) | {i} if ps else frozenset({0, i})
+            if new != dom[i]:
+                dom[i] = new
+                changed = True
+    return dom
