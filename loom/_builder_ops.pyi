@@ -222,6 +222,8 @@ class FuncBuilder(DialectBuilder):
         """Calls a function."""
     def return_(self, *, operands: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Ends a function body, returning values."""
+    def fail(self, *, message: Value, status: Any, location_id: int | None = None) -> None:
+        """Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer)."""
 
 class CfgBuilder(DialectBuilder):
     def br(self, *, args: Sequence[Value] | None = None, dest: Any, location_id: int | None = None) -> None:

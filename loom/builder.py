@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from loom.dsl import ArgSource, AttrKind, OpDef, RegionDef, python_name
+from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
 from loom.ir import (
     DYNAMIC_INDEX,
@@ -518,7 +518,8 @@ class _PendingRegion:
             last = ops[-1].name if ops else None
             if rd.terminator and last is not None and last != rd.terminator:
                 term = builder.registry.get(last)
-                if term is not None and term.is_terminator:
+                leaves = term is not None and (term.trait(Branch) or term.trait(NoReturn))
+                if term is not None and term.is_terminator and not leaves:
                     raise fail(f"region '{key}' must end with '{rd.terminator}', not '{last}'")
 
     def materialize(self, builder: LoomBuilder) -> Region:

@@ -329,6 +329,12 @@ class Call(Trait):
 
 
 @dataclass(frozen=True)
+class NoReturn(Trait):
+    """A terminator that ends the whole invocation (it may end a block of any region in place
+    of the region's declared terminator)."""
+
+
+@dataclass(frozen=True)
 class Branch(Trait):
     """A terminator that jumps to blocks of its own region. ``successors`` name its BLOCK
     attributes; ``args`` name, per successor, the operand field whose values become that

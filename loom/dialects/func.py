@@ -2,6 +2,7 @@
 
 from loom.dsl import (
     ANY,
+    BUFFER_T,
     ArgSource,
     Attr,
     AttrDef,
@@ -14,10 +15,12 @@ from loom.dsl import (
     Glue,
     IsolatedFromAbove,
     Kw,
+    NoReturn,
     Operand,
     OptionalGroup,
     PredicateList,
     PureWhen,
+    Ref,
     Refs,
     RegionDef,
     RegionRef,
@@ -27,6 +30,7 @@ from loom.dsl import (
     SymbolRef,
     SymbolUse,
     Terminator,
+    TypeOf,
     TypesOf,
     Violation,
     op,
@@ -193,4 +197,48 @@ RETURN = op(
     ],
 )
 
-OPS = (DEF, CALL, RETURN)
+STATUS_CODE = EnumDef(
+    "status",
+    (
+        "cancelled",
+        "unknown",
+        "invalid_argument",
+        "deadline_exceeded",
+        "not_found",
+        "already_exists",
+        "permission_denied",
+        "resource_exhausted",
+        "failed_precondition",
+        "aborted",
+        "out_of_range",
+        "unimplemented",
+        "internal",
+        "unavailable",
+        "data_loss",
+        "unauthenticated",
+        "incompatible",
+    ),
+)
+
+FAIL = op(
+    "func.fail",
+    "Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer).",
+    operands=[Operand("message", BUFFER_T, doc="diagnostic message bytes (UTF-8)")],
+    attrs=[AttrDef("status", AttrKind.ENUM, enum=STATUS_CODE, doc="the failure status")],
+    traits=[Terminator(), NoReturn()],
+    format=[Attr("status"), Kw(","), Ref("message"), Kw(":"), TypeOf("message")],
+    examples=[
+        Example(
+            "func.def @check(%ok: i1, %message: buffer) {\n"
+            "  cfg.cond_br %ok, ^fine, ^bad\n"
+            "^fine:\n"
+            "  func.return\n"
+            "^bad:\n"
+            "  func.fail invalid_argument, %message : buffer\n"
+            "}",
+            top_level=True,
+        )
+    ],
+)
+
+OPS = (DEF, CALL, RETURN, FAIL)

@@ -28,7 +28,7 @@ from loom.diagnostics import (
     DiagnosticSeverity,
     SourceRange,
 )
-from loom.dsl import ArgSource, Branch, OpDef, PureWhen, Terminator, Violation
+from loom.dsl import ArgSource, Branch, NoReturn, OpDef, PureWhen, Terminator, Violation
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
@@ -864,8 +864,10 @@ class ModuleVerifier:
         if last is None or last.name != rd.terminator:
             found = last.name if last is not None else "nothing"
             lplan = self.plan(last.name) if last is not None else None
-            if lplan is not None and lplan.decl.trait(Branch) is not None:
-                return  # a branch ends an inner block of a multi-block region
+            if lplan is not None and (
+                lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
+            ):
+                return  # a branch or a no-return op may end any block
             wrong = lplan is not None and lplan.decl.is_terminator
             r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
             # a wrong terminator is the parent's problem (anchored there); a missing one is
