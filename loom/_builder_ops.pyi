@@ -216,7 +216,7 @@ class ViewBuilder(DialectBuilder):
         """A view whose origin moves by logical offsets; extents come from the result type."""
 
 class FuncBuilder(DialectBuilder):
-    def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
+    def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
         """A function: a symbol with arguments, result types and a body ending in func.return."""
     def call(self, *, operands: Sequence[Value] | None = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Calls a function."""

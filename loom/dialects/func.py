@@ -44,6 +44,18 @@ _CALL_MODIFIERS = [
     AttrDef("temperature", AttrKind.ENUM, enum=TEMPERATURE, optional=True),
     AttrDef("inline_policy", AttrKind.ENUM, enum=INLINE_POLICY, optional=True),
 ]
+ABI = EnumDef(
+    "abi",
+    (
+        "unknown",
+        "object_function",
+        "hal_kernel",
+        "vm_module_function",
+        "shader_entry_point",
+        "wasm_function",
+        "command_program",
+    ),
+)
 _CALL_MODIFIER_FORMAT = [OptionalGroup(a.name, Attr(a.name)) for a in _CALL_MODIFIERS]
 
 DEF = op(
@@ -62,6 +74,7 @@ DEF = op(
         ),
         *_CALL_MODIFIERS,
         AttrDef("target", AttrKind.SYMBOL, optional=True),
+        AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
         AttrDef("callee", AttrKind.SYMBOL),
         AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
@@ -89,6 +102,7 @@ DEF = op(
         OptionalGroup("cc", Attr("cc")),
         *_CALL_MODIFIER_FORMAT,
         OptionalGroup("target", Clause("target", SymbolRef("target"))),
+        OptionalGroup("abi", Clause("abi", Attr("abi"))),
         OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
         SymbolRef("callee"),
         BlockArgs("body"),
@@ -103,7 +117,11 @@ DEF = op(
             "  func.return %y : index\n"
             "}",
             top_level=True,
-        )
+        ),
+        Example(
+            'func.def public abi(object_function) export("entry") @entry() {\n  func.return\n}',
+            top_level=True,
+        ),
     ],
 )
 
