@@ -394,6 +394,12 @@ class ScfBuilder(DialectBuilder):
         """Runs before; scf.condition decides whether after runs and what it receives."""
     def condition(self, *, condition: Value, forwarded: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Ends scf.while's before region: continue when true, forwarding values to after."""
+    def fence(self, *, location_id: int | None = None) -> None:
+        """A scheduling boundary for the compiler: ops stay on their side of it; it emits nothing."""
+    def require(self, *, minimum: Any, preserve: Any = None, projected_baseline: Any = None, location_id: int | None = None) -> None:
+        """A function-level register-residency contract for the compiler (minimum -1: no floor)."""
+    def candidate(self, *, source: Value, captures: Sequence[Value] | None = None, candidate_id: Any, recompute_cost: Any, preserves_baseline: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Marks source as a residency candidate the compiler may recompute from captures; the result is source."""
 
 class BufferBuilder(DialectBuilder):
     def view(self, *, buffer: Value, byte_offset: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -448,12 +454,20 @@ class ViewBuilder(DialectBuilder):
         """An indivisible write of one element with an ordering at a scope."""
 
 class FuncBuilder(DialectBuilder):
-    def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
+    def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
         """A function: a symbol with arguments, result types and a body ending in func.return."""
     def call(self, *, operands: Sequence[Value] | None = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Calls a function."""
     def return_(self, *, operands: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Ends a function body, returning values."""
+    def fail(self, *, message: Value, status: Any, location_id: int | None = None) -> None:
+        """Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer)."""
+
+class CfgBuilder(DialectBuilder):
+    def br(self, *, args: Sequence[Value] | None = None, dest: Any, location_id: int | None = None) -> None:
+        """Jumps to block dest, passing args as its block arguments."""
+    def cond_br(self, *, condition: Value, true_dest: Any, false_dest: Any, location_id: int | None = None) -> None:
+        """Jumps to true_dest when the condition holds, else to false_dest (neither takes values)."""
 
 
 class DialectNamespaces:
@@ -467,3 +481,4 @@ class DialectNamespaces:
     buffer: BufferBuilder
     view: ViewBuilder
     func: FuncBuilder
+    cfg: CfgBuilder

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from loom.diagnostics import count_of
-from loom.dsl import ArgSource, AttrKind, OpDef, RegionDef, python_name
+from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
 from loom.ir import (
     DYNAMIC_INDEX,
@@ -229,6 +229,26 @@ class LoomBuilder(_Namespaces):
         for pair in args:
             self._check_pair(pair, "region()")
         return Region([Block(tuple(self.module.add_value(t, n) for n, t in args))])
+
+    def block(
+        self,
+        region: Region,
+        label: str,
+        args: Sequence[tuple[str | None, Type]] = (),
+    ) -> Block:
+        """Append a labelled block (a branch target, ``^label(%a: T):``) to ``region``."""
+        if not isinstance(region, Region):
+            raise LoomBuilderError(f"block() needs a Region, got {region!r}")
+        label = label[1:] if label.startswith("^") else label
+        if not label or not all(c.isalnum() or c in "_$" for c in label):
+            raise LoomBuilderError(f"block label {label!r} is not a valid label")
+        if any(b.label == label for b in region.blocks):
+            raise LoomBuilderError(f"block label '^{label}' is already used in this region")
+        for pair in args:
+            self._check_pair(pair, "block()")
+        blk = Block(tuple(self.module.add_value(t, n) for n, t in args), label)
+        region.blocks.append(blk)
+        return blk
 
     def build(self, op_name: str, **kwargs: Any) -> Value | list[Value] | None:
         """Build any registered op by name with the same keywords as its generated method."""
@@ -536,7 +556,8 @@ class _PendingRegion:
             last = ops[-1].name if ops else None
             if rd.terminator and last is not None and last != rd.terminator:
                 term = builder.registry.get(last)
-                if term is not None and term.is_terminator:
+                leaves = term is not None and (term.trait(Branch) or term.trait(NoReturn))
+                if term is not None and term.is_terminator and not leaves:
                     raise fail(f"region '{key}' must end with '{rd.terminator}', not '{last}'")
 
     def materialize(self, builder: LoomBuilder) -> Region:
@@ -599,6 +620,9 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
         return tuple(raw)
     if a.kind == AttrKind.SYMBOL and isinstance(raw, str) and raw.startswith("@"):
         return raw[1:]
+    if a.kind == AttrKind.BLOCK:
+        label = getattr(raw, "label", raw)  # a Block, or its label with or without '^'
+        return label[1:] if isinstance(label, str) and label.startswith("^") else label
     if a.kind == AttrKind.FLAGS and isinstance(raw, str):
         try:
             return a.flags.canonical(raw)

@@ -146,6 +146,7 @@ class AttrKind:
     PREDICATES = "predicates"
     UNIT = "unit"
     FLAGS = "flags"
+    BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
 
 
 @dataclass(frozen=True)
@@ -325,6 +326,26 @@ class Call(Trait):
     """Calls the function named by symbol attribute ``callee``; its effects are the callee's."""
 
     callee: str
+
+
+@dataclass(frozen=True)
+class NoReturn(Trait):
+    """A terminator that ends the whole invocation (it may end a block of any region in place
+    of the region's declared terminator)."""
+
+
+@dataclass(frozen=True)
+class Branch(Trait):
+    """A terminator that jumps to blocks of its own region. ``successors`` name its BLOCK
+    attributes; ``args`` name, per successor, the operand field whose values become that
+    block's arguments (``None``: the successor takes no values)."""
+
+    successors: tuple[str, ...]
+    args: tuple[str | None, ...] = ()
+
+    def args_of(self, index: int) -> str | None:
+        """The operand field passed to successor ``index``."""
+        return self.args[index] if index < len(self.args) else None
 
 
 @dataclass(frozen=True)

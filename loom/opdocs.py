@@ -58,6 +58,7 @@ _ATTR_KINDS = {
     AttrKind.STRING: "str",
     AttrKind.BOOL: "bool",
     AttrKind.SYMBOL: "symbol name (str)",
+    AttrKind.BLOCK: "block label (str)",
     AttrKind.I64_ARRAY: "sequence of int",
     AttrKind.TYPE_ARRAY: "sequence of types",
     AttrKind.PREDICATES: "sequence of predicates",

@@ -130,8 +130,8 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
             math.isfinite(value) or math.isnan(value) or math.isinf(value)
         ):
             return f"attribute '{a.name}' value {value!r} is not a float"
-    elif kind in (AttrKind.STRING, AttrKind.SYMBOL):
-        if not isinstance(value, str) or (kind == AttrKind.SYMBOL and not value):
+    elif kind in (AttrKind.STRING, AttrKind.SYMBOL, AttrKind.BLOCK):
+        if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"
     elif kind == AttrKind.BOOL:
         if not isinstance(value, bool):

@@ -109,7 +109,23 @@ class Rebuilder:
                 kw[rd.arg_keyword] = new_args
             else:
                 new_region.blocks[0].args = tuple(new_args)
+            blocks = [
+                self.b.block(
+                    new_region,
+                    blk.label,
+                    [
+                        (a.name if a.name and not a.name.isdigit() else None, self.type(a.type))
+                        for a in blk.args
+                    ],
+                )
+                for blk in region.blocks[1:]
+            ]
+            for blk, new_blk in zip(region.blocks[1:], blocks):
+                for a, na in zip(blk.args, new_blk.args):
+                    self.map[id(a)] = na
             self.block_ops(entry, new_region.blocks[0])
+            for blk, new_blk in zip(region.blocks[1:], blocks):
+                self.block_ops(blk, new_blk)
             kw[python_name(rd.name)] = new_region
         getattr(getattr(self.b, _namespace(self.b, decl)), self.registry.builder_name(decl))(**kw)
         new_op = self.b.last_op

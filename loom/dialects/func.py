@@ -2,6 +2,7 @@
 
 from loom.dsl import (
     ANY,
+    BUFFER_T,
     ArgSource,
     Attr,
     AttrDef,
@@ -12,13 +13,14 @@ from loom.dsl import (
     EnumDef,
     Example,
     Glue,
-    HasParent,
     IsolatedFromAbove,
     Kw,
+    NoReturn,
     Operand,
     OptionalGroup,
     PredicateList,
     PureWhen,
+    Ref,
     Refs,
     RegionDef,
     RegionRef,
@@ -28,6 +30,7 @@ from loom.dsl import (
     SymbolRef,
     SymbolUse,
     Terminator,
+    TypeOf,
     TypesOf,
     Violation,
     op,
@@ -41,6 +44,18 @@ _CALL_MODIFIERS = [
     AttrDef("temperature", AttrKind.ENUM, enum=TEMPERATURE, optional=True),
     AttrDef("inline_policy", AttrKind.ENUM, enum=INLINE_POLICY, optional=True),
 ]
+ABI = EnumDef(
+    "abi",
+    (
+        "unknown",
+        "object_function",
+        "hal_kernel",
+        "vm_module_function",
+        "shader_entry_point",
+        "wasm_function",
+        "command_program",
+    ),
+)
 _CALL_MODIFIER_FORMAT = [OptionalGroup(a.name, Attr(a.name)) for a in _CALL_MODIFIERS]
 
 DEF = op(
@@ -59,6 +74,7 @@ DEF = op(
         ),
         *_CALL_MODIFIERS,
         AttrDef("target", AttrKind.SYMBOL, optional=True),
+        AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
         AttrDef("callee", AttrKind.SYMBOL),
         AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
@@ -71,6 +87,7 @@ DEF = op(
             arg_source=ArgSource.VALUES,
             arg_keyword="args",
             yields="result_types",
+            single_block=False,
         )
     ],
     traits=[
@@ -85,6 +102,7 @@ DEF = op(
         OptionalGroup("cc", Attr("cc")),
         *_CALL_MODIFIER_FORMAT,
         OptionalGroup("target", Clause("target", SymbolRef("target"))),
+        OptionalGroup("abi", Clause("abi", Attr("abi"))),
         OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
         SymbolRef("callee"),
         BlockArgs("body"),
@@ -99,7 +117,11 @@ DEF = op(
             "  func.return %y : index\n"
             "}",
             top_level=True,
-        )
+        ),
+        Example(
+            'func.def public abi(object_function) export("entry") @entry() {\n  func.return\n}',
+            top_level=True,
+        ),
     ],
 )
 
@@ -183,7 +205,7 @@ RETURN = op(
     "func.return",
     "Ends a function body, returning values.",
     operands=[Operand("operands", ANY, variadic=True)],
-    traits=[Terminator(values="operands"), HasParent(("func.def",))],
+    traits=[Terminator(values="operands")],
     format=[Refs("operands"), OptionalGroup("operands", Kw(":"), TypesOf("operands"))],
     examples=[
         Example(
@@ -193,4 +215,48 @@ RETURN = op(
     ],
 )
 
-OPS = (DEF, CALL, RETURN)
+STATUS_CODE = EnumDef(
+    "status",
+    (
+        "cancelled",
+        "unknown",
+        "invalid_argument",
+        "deadline_exceeded",
+        "not_found",
+        "already_exists",
+        "permission_denied",
+        "resource_exhausted",
+        "failed_precondition",
+        "aborted",
+        "out_of_range",
+        "unimplemented",
+        "internal",
+        "unavailable",
+        "data_loss",
+        "unauthenticated",
+        "incompatible",
+    ),
+)
+
+FAIL = op(
+    "func.fail",
+    "Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer).",
+    operands=[Operand("message", BUFFER_T, doc="diagnostic message bytes (UTF-8)")],
+    attrs=[AttrDef("status", AttrKind.ENUM, enum=STATUS_CODE, doc="the failure status")],
+    traits=[Terminator(), NoReturn()],
+    format=[Attr("status"), Kw(","), Ref("message"), Kw(":"), TypeOf("message")],
+    examples=[
+        Example(
+            "func.def @check(%ok: i1, %message: buffer) {\n"
+            "  cfg.cond_br %ok, ^fine, ^bad\n"
+            "^fine:\n"
+            "  func.return\n"
+            "^bad:\n"
+            "  func.fail invalid_argument, %message : buffer\n"
+            "}",
+            top_level=True,
+        )
+    ],
+)
+
+OPS = (DEF, CALL, RETURN, FAIL)

@@ -105,7 +105,8 @@ KERNEL_DEF = op(
             terminator="kernel.return",
             arg_source=ArgSource.VALUES,
             arg_keyword="args",
-            doc="Device body; entry args are the launch arguments.",
+            single_block=False,
+            doc="Device body; entry args are the launch arguments (cfg branches join blocks).",
         ),
     ],
     traits=[

@@ -8,6 +8,7 @@ from loom.dsl import (
     ArgSource,
     Attr,
     AttrDef,
+    AttrDict,
     AttrKind,
     BindingList,
     BlockArgs,
@@ -43,7 +44,7 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
         return [
             Violation(
                 "STRUCTURE/014",
-                "bare 'unroll' cannot be combined with an unroll factor",
+                "'unroll' is given 2 ways: use either bare unroll or unroll factor, not both",
                 "unroll_policy",
             )
         ]
@@ -53,7 +54,11 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
         and not _has_unroll_factor(op, ctx)
     ):
         return [
-            Violation("STRUCTURE/014", "'schedule' requires an unroll directive", "unroll_schedule")
+            Violation(
+                "STRUCTURE/014",
+                "'schedule' must be paired with bare unroll or unroll factor",
+                "unroll_schedule",
+            )
         ]
     return []
 
@@ -130,8 +135,14 @@ FOR = op(
 
 def _verify_if(op, ctx) -> list[Violation]:  # noqa: ANN001
     if op.results and ctx.region(op, "else_region") is None:
+        n = len(op.results)
         return [
-            Violation("STRUCTURE/007", "'scf.if' with results needs an else region", "else_region")
+            Violation(
+                "STRUCTURE/013",
+                f"else_region count is 0; it must be present when scf.if has results "
+                f"(expected 1 for {n} result{'' if n == 1 else 's'})",
+                "else_region",
+            )
         ]
     return []
 
@@ -213,7 +224,7 @@ WHILE = op(
             terminator="scf.condition",
             arg_source=ArgSource.DERIVED,
             derived_from=("iter_args",),
-            yields="results",
+            yields="after",
         ),
         RegionDef(
             "after",
@@ -255,4 +266,59 @@ CONDITION = op(
     examples=[Example("scf.while {\n  scf.condition %c : i1\n} do {\n  scf.yield\n}", "%c: i1")],
 )
 
-OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION)
+FENCE = op(
+    "scf.schedule.fence",
+    "A scheduling boundary for the compiler: ops stay on their side of it; it emits nothing.",
+    format=[],
+    builder="fence",
+    examples=[Example("scf.schedule.fence")],
+)
+
+RESIDENCY_REQUIRE = op(
+    "scf.residency.require",
+    "A function-level register-residency contract for the compiler (minimum -1: no floor).",
+    attrs=[
+        AttrDef("minimum", AttrKind.INT),
+        AttrDef("preserve", AttrKind.BOOL, optional=True),
+        AttrDef("projected_baseline", AttrKind.INT, optional=True),
+    ],
+    format=[Attr("minimum"), AttrDict()],
+    builder="require",
+    examples=[
+        Example("scf.residency.require 2"),
+        Example("scf.residency.require -1 {preserve = true, projected_baseline = 4}"),
+    ],
+)
+
+RESIDENCY_CANDIDATE = op(
+    "scf.residency.candidate",
+    "Marks source as a residency candidate the compiler may recompute from captures; "
+    "the result is source.",
+    operands=[Operand("source", ANY), Operand("captures", ANY, variadic=True)],
+    results=[Result("result", ANY)],
+    attrs=[
+        AttrDef("candidate_id", AttrKind.INT),
+        AttrDef("recompute_cost", AttrKind.INT),
+        AttrDef("preserves_baseline", AttrKind.BOOL, optional=True),
+    ],
+    traits=[SameType(("source", "result"))],
+    format=[
+        Attr("candidate_id"),
+        Attr("recompute_cost"),
+        Refs("source", "captures"),
+        Kw(":"),
+        TypeOf("result"),
+        OptionalGroup("captures", Kw(","), TypesOf("captures")),
+        AttrDict(),
+    ],
+    builder="candidate",
+    examples=[
+        Example(
+            "%p = scf.residency.candidate 7 2 %v, %a, %b : f32, f32, f32",
+            "%v: f32, %a: f32, %b: f32",
+        ),
+        Example("%p = scf.residency.candidate 1 0 %v : f32 {preserves_baseline = true}", "%v: f32"),
+    ],
+)
+
+OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION, FENCE, RESIDENCY_REQUIRE, RESIDENCY_CANDIDATE)

@@ -13,7 +13,7 @@ from typing import Any
 from loom.dsl import OpDef
 from loom.errors import LoomRuntimeError
 from loom.interp.semantics import AFFINE_RULES, INVARIANT, SEMANTICS, Control
-from loom.ir import Module, Operation, Region, Value
+from loom.ir import Block, Module, Operation, Region, Value
 from loom.opview import operand_groups
 from loom.registry import OpRegistry, as_registry
 
@@ -97,13 +97,16 @@ class Step:
 class CRegion:
     """A compiled single-block region."""
 
-    __slots__ = ("args", "steps", "func", "region")
+    __slots__ = ("args", "steps", "func", "region", "cfg")
 
     def __init__(self, func: CFunc, region: Region) -> None:
         self.func = func
         self.region = region
         self.args = tuple(func.slot(v) for v in region.entry.args)
         self.steps: list[Step] = []
+        self.cfg: Any = None
+        """For a multi-block region: its :class:`loom.interp.cfg_exec.CfgPlan` (``steps`` are
+        then the entry block's)."""
 
 
 class CFunc:
@@ -144,10 +147,17 @@ class Program:
                 f"regions and calls nested more than {MAX_DEPTH} deep (in '@{func.name}'); "
                 "the interpreter does not run such kernels"
             )
-        cr = CRegion(func, region)
         if len(region.blocks) != 1:
-            raise LoomRuntimeError("the interpreter supports single-block regions only")
-        for op in region.entry.ops:
+            from loom.interp.cfg_exec import compile_cfg
+
+            return compile_cfg(self, func, region, depth)
+        return self.compile_block(func, region, region.entry, depth)
+
+    def compile_block(self, func: CFunc, region: Region, block: Block, depth: int = 0) -> CRegion:
+        """Compile one block of ``region`` (its arguments and ops) into ``func``'s environment."""
+        cr = CRegion(func, region)
+        cr.args = tuple(func.slot(v) for v in block.args)
+        for op in block.ops:
             decl = self.registry.get(op.name)
             if decl is None:
                 raise LoomRuntimeError(self.registry.unknown_message(op.name))

@@ -26,6 +26,7 @@ from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.errors import LoomRuntimeError
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
+from loom.interp.cfg_exec import run_cfg
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_scalar
 from loom.interp.memory import Buf
@@ -237,6 +238,8 @@ class BaseContext:
 
     def run_region(self, region: CRegion, args: Any, mask: Any) -> tuple:
         """Run ``region`` for the lanes in ``mask``; returns its terminator's values."""
+        if region.cfg is not None:
+            return run_cfg(self, region, args, mask)
         env, aff = self.env, self.aff
         for s, v in zip(region.args, args):
             env[s] = v

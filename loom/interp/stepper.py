@@ -28,6 +28,7 @@ from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange, op_sou
 from loom.errors import LoomRuntimeError
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
+from loom.interp.cfg_exec import step_branch
 from loom.interp.compile import MAX_DEPTH
 from loom.interp.engine import (
     MAX_SCRATCH_BYTES,
@@ -485,7 +486,8 @@ class Stepper:
         else:
             res = step.fn(ctx, step, *[env[i] for i in step.ins])
         if step.term:
-            self._leave(it, res)
+            if not step_branch(self, it, step, res):
+                self._leave(it, res)
             return
         self._set_outs(env, step, res)
         it.stack = it.stack[:-1] + ((region, pc + 1, env, owner),)

@@ -30,7 +30,7 @@ from loom.diagnostics import (
     op_source_range,
     source_order,
 )
-from loom.dsl import ArgSource, OpDef, PureWhen, Terminator, Violation
+from loom.dsl import ArgSource, Branch, NoReturn, OpDef, PureWhen, Terminator, Violation
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
@@ -51,6 +51,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
+from loom.verify.successors import check_successors, dominators
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -112,6 +113,7 @@ class ModuleVerifier:
         """Handed to every diagnostic, to show location-less ops in the printed module."""
         self.ctx = VerifyContext(module, registry)
         self._plans: dict[str, OpPlan | None] = {}
+        self.branch_names = frozenset(d.name for d in registry if d.trait(Branch) is not None)
 
     # ------------------------------------------------------------------ reporting
 
@@ -773,21 +775,38 @@ class ModuleVerifier:
         hits_before = len(self.impure_hits)
         if pure:
             self.pure_depth += 1
+        multi = len(region.blocks) > 1
+        # a block sees the values of the blocks that dominate it
+        dom = dominators(self, region) if multi else None
+        block_toks: list[int] = []
         try:
             for b_index, block in enumerate(region.blocks):
+                if dom is not None:
+                    for k, t in enumerate(block_toks):
+                        self.active[t] = 1 if k in dom[b_index] else 0
                 tok = len(self.active)
                 self.active.append(1)
                 self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
                 self._walk_block(block, tok, op.name, r_index, b_index)
-                self.active[tok] = 0
-                self.tokens.pop()
+                if multi:
+                    block_toks.append(tok)
+                else:
+                    self.active[tok] = 0
+                    self.tokens.pop()
                 if rd is not None:
                     self._cursor = (r_index, b_index, len(block.ops) - 1) if block.ops else None
                     self._check_terminator(op, plan, layout, rd, block)
                     self._cursor = None
+            if len(region.blocks) > 1 or any(
+                b.ops and b.ops[-1].name in self.branch_names for b in region.blocks
+            ):
+                check_successors(self, region)
         finally:
+            for t in block_toks:
+                self.active[t] = 0
+                self.tokens.remove(t)
             if pure:
                 self.pure_depth -= 1
         if pure and len(self.impure_hits) > hits_before:
@@ -853,15 +872,31 @@ class ModuleVerifier:
         last = block.ops[-1] if block.ops else None
         if last is None or last.name != rd.terminator:
             found = last.name if last is not None else "nothing"
+            lplan = self.plan(last.name) if last is not None else None
+            if lplan is not None and (
+                lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
+            ):
+                return  # a branch or a no-return op may end any block
+            wrong = lplan is not None and lplan.decl.is_terminator
+            r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
+            # a wrong terminator is the parent's problem (anchored there); a missing one is
+            # reported at the op that should have been followed by it
             self.error(
-                last if last is not None else op,
+                op if wrong or last is None else last,
                 "STRUCTURE/018",
-                f"block in '{op.name}' region '{rd.name}' must terminate with "
+                f"'{op.name}' region {r_index} ('{rd.name}') must end with "
                 f"'{rd.terminator}' but found '{found}'",
+                params={
+                    "op_name": op.name,
+                    "region_index": str(r_index),
+                    "expected_terminator": rd.terminator,
+                    "actual_terminator": found,
+                },
             )
             return
         if rd.yields is None or plan is None:
             return
+        target = rd.yields
         if not last.operands and layout is not None:
             sl = layout.rslices.get(rd.yields) or layout.slices.get(rd.yields)
             if sl is not None and sl[0] == sl[1]:
@@ -875,7 +910,17 @@ class ModuleVerifier:
             return
         a, b = tlayout.slices[term.values]
         passed = last.operands[a:b]
-        if layout is not None and rd.yields in layout.rslices:
+        fed = plan.decl.region(rd.yields) if plan.decl.regions else None
+        count_target = target
+        if fed is not None:
+            # the values become another region's entry arguments (scf.while before -> after)
+            # against what those arguments must be, so a wrong argument list is reported once
+            derived = _derived_types(fed, op, layout) if layout is not None else None
+            if derived is None:
+                return
+            want = derived
+            count_target = f"{target} block args"
+        elif layout is not None and rd.yields in layout.rslices:
             a, b = layout.rslices[rd.yields]
             want = [v.type for v in op.results[a:b]]
         elif layout is not None and rd.yields in layout.slices:
@@ -884,20 +929,33 @@ class ModuleVerifier:
         else:
             want = list(op.attributes.get(rd.yields, ()))
         got = [getattr(v, "type", None) for v in passed]
+        field = term.values
         if len(got) != len(want):
             self.error(
                 last,
-                "STRUCTURE/007",
-                f"'{last.name}' passes {count_of(len(got), 'value')} but '{op.name}' region "
-                f"'{rd.name}' expects {len(want)}",
+                "STRUCTURE/013",
+                f"'{last.name}' {field} count {len(got)} does not match '{op.name}' "
+                f"{count_target} count {len(want)}",
+                params={
+                    "field_name": field,
+                    "actual_count": str(len(got)),
+                    "expected_constraint": count_target,
+                    "expected_count": str(len(want)),
+                },
             )
         elif got != want:
             i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)
             self.error(
                 last,
-                "TYPE/009",
-                f"'{last.name}' value {i} has type {got[i]}, expected {want[i]} "
-                f"('{op.name}' {rd.yields}[{i}])",
+                "TYPE/001",
+                f"'{last.name}' {field}[{i}] has type {got[i]} but '{op.name}' "
+                f"{target}[{i}] is {want[i]}",
+                params={
+                    "field_a": f"{field}[{i}]",
+                    "type_a": str(got[i]),
+                    "field_b": f"{target}[{i}]",
+                    "type_b": str(want[i]),
+                },
             )
 
 

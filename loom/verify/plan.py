@@ -293,7 +293,7 @@ def _attr_checker(a: AttrDef) -> Callable[[Any], bool]:
         return lambda v: v is True
     if kind in (AttrKind.STRING,):
         return lambda v: type(v) is str
-    if kind == AttrKind.SYMBOL:
+    if kind in (AttrKind.SYMBOL, AttrKind.BLOCK):
         return lambda v: type(v) is str and v != ""
     return lambda v: attr_problem(a, v) is None
 

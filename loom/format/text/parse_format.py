@@ -220,6 +220,14 @@ def _predicate(p: Parser) -> Predicate:
     return Predicate(kind, tuple(args))
 
 
+def _label(p: Parser) -> str:
+    tok = p.peek()
+    if tok is None or tok[0] != "^":
+        raise p.expected("a block label ('^name')")
+    p.i += 1
+    return tok[1:]
+
+
 def attr_value(p: Parser, a: AttrDef) -> Any:
     """Parse the value of attribute ``a`` (by its kind)."""
     k = a.kind
@@ -233,6 +241,8 @@ def attr_value(p: Parser, a: AttrDef) -> Any:
         return _bool(p)
     if k == AttrKind.SYMBOL:
         return _symbol(p)
+    if k == AttrKind.BLOCK:
+        return _label(p)
     if k == AttrKind.FLAGS:
         return _flags_value(p, a)
     if k == AttrKind.I64_ARRAY:
@@ -256,6 +266,8 @@ def _attr_probe(a: AttrDef | None) -> Probe:
         return lambda p: (p.peek() or " ")[0] == '"'
     if k == AttrKind.SYMBOL:
         return lambda p: (p.peek() or " ")[0] == "@"
+    if k == AttrKind.BLOCK:
+        return lambda p: (p.peek() or " ")[0] == "^"
     if k in (AttrKind.BOOL, AttrKind.UNIT):
         return lambda p: p.peek() in ("true", "false")
     if k in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES):

@@ -578,6 +578,8 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return str(value)
     if kind == AttrKind.SYMBOL:
         return "@" + value
+    if kind == AttrKind.BLOCK:
+        return "^" + value
     if kind == AttrKind.UNIT:
         return "true"
     if isinstance(value, str):

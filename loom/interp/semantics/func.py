@@ -13,6 +13,20 @@ def _def(ctx: Any, step: Any, *args: Any) -> Any:
     raise LoomRuntimeError("a function definition runs only through func.call")
 
 
+@semantics("func.fail")
+def _fail(ctx: Any, step: Any, message: Any) -> tuple:
+    lanes = ctx.active_lanes()
+    data = getattr(message, "data", None)
+    raw = bytes(data[:4096]) if data is not None else b""
+    text = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+    raise ctx.error(
+        step,
+        "RUNTIME/020",
+        f"the invocation failed with status {step.attrs['status']}: {text!r}",
+        lanes[0] if lanes else None,
+    )
+
+
 @semantics("func.return")
 def _return(ctx: Any, step: Any, *values: Any) -> tuple:
     return values

@@ -20,6 +20,16 @@ def _condition(ctx: Any, step: Any, *values: Any) -> tuple:
     return values
 
 
+@semantics("scf.schedule.fence", "scf.residency.require")
+def _compiler_hint(ctx: Any, step: Any) -> None:
+    return None  # a compiler contract: nothing happens at run time
+
+
+@semantics("scf.residency.candidate")
+def _candidate(ctx: Any, step: Any, source: Any, *captures: Any) -> Any:
+    return source
+
+
 @semantics("scf.select")
 def _select(ctx: Any, step: Any, c: Any, a: Any, b: Any) -> Any:
     return where(c, a, b)

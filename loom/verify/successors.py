@@ -1,0 +1,158 @@
+"""Checks of branch terminators (ops with the Branch trait) against the blocks they jump to.
+
+A successor names a block of the branch's own region by label; the values passed along an edge
+must match the destination block's arguments in count and type. Types that mention values
+(``view<4xf32, %layout>``) are compared after renaming the source values to the destination's
+arguments, so an edge may carry a value together with the layout its type depends on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loom.dsl import Branch
+from loom.ir import Block, Region
+from loom.ir.types import DynamicDim, ShapedType
+from loom.opview import operand_groups
+
+
+def check_successors(v: Any, region: Region) -> None:
+    """Report successor problems of every branch ending a block of ``region`` on verifier ``v``."""
+    labels = {b.label: b for b in region.blocks if b.label is not None}
+    for block in region.blocks:
+        if not block.ops:
+            continue
+        op = block.ops[-1]
+        decl = v.registry.get(op.name)
+        branch = decl.trait(Branch) if decl is not None else None
+        if branch is None:
+            continue
+        try:
+            groups = operand_groups(op, decl)
+        except ValueError:
+            continue
+        for k, attr in enumerate(branch.successors):
+            label = op.attributes.get(attr)
+            if not isinstance(label, str):
+                continue
+            dest = labels.get(label)
+            if dest is None:
+                _missing(v, op, k, label)
+                continue
+            field = branch.args_of(k)
+            passed = groups.get(field, ()) if field is not None else ()
+            _check_edge(v, op, k, passed, dest)
+
+
+def _missing(v: Any, op: Any, k: int, label: str) -> None:
+    elsewhere = any(b.label == label for p in v.parents for r in p.regions for b in r.blocks)
+    if elsewhere:
+        v.error(
+            op,
+            "STRUCTURE/024",
+            f"'{op.name}' successor {k} '^{label}' is a block of another region; a branch "
+            "may only jump within its own region",
+            params={"op_name": op.name, "successor_index": str(k), "block_label": label},
+        )
+    else:
+        v.error(
+            op,
+            "STRUCTURE/023",
+            f"'{op.name}' successor {k} '^{label}' names no block of this region",
+            params={"op_name": op.name, "successor_index": str(k), "block_label": label},
+        )
+
+
+def _check_edge(v: Any, op: Any, k: int, passed: tuple, dest: Block) -> None:
+    if len(passed) != len(dest.args):
+        v.error(
+            op,
+            "STRUCTURE/025",
+            f"'{op.name}' passes {len(passed)} values to successor {k} '^{dest.label}', which "
+            f"takes {len(dest.args)} (actual_count={len(passed)}, "
+            f"expected_count={len(dest.args)})",
+            params={
+                "op_name": op.name,
+                "successor_index": str(k),
+                "actual_count": str(len(passed)),
+                "expected_count": str(len(dest.args)),
+            },
+        )
+        return
+    rename = {id(a): b for a, b in zip(passed, dest.args)}
+    for i, (a, b) in enumerate(zip(passed, dest.args)):
+        if not _same_along_edge(a.type, b.type, rename):
+            v.error(
+                op,
+                "STRUCTURE/026",
+                f"'{op.name}' successor {k} '^{dest.label}' argument {i} has type "
+                f"{a.type} but the block argument is {b.type}",
+                params={
+                    "op_name": op.name,
+                    "successor_index": str(k),
+                    "argument_index": str(i),
+                    "actual_type": str(a.type),
+                    "expected_type": str(b.type),
+                },
+            )
+            return
+
+
+def _same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
+    """``a == b`` once the values ``a`` mentions are replaced by their edge destinations."""
+    if not isinstance(a, ShapedType) or not isinstance(b, ShapedType):
+        return a == b
+    if (a.kind, a.element_type, len(a.dims)) != (b.kind, b.element_type, len(b.dims)):
+        return False
+    for x, y in zip(a.dims, b.dims):
+        if isinstance(x, DynamicDim) and isinstance(y, DynamicDim):
+            if rename.get(id(x.value), x.value) is not y.value:
+                return False
+        elif x != y:
+            return False
+    ea, eb = a.encoding, b.encoding
+    if isinstance(ea, str) or ea is None or isinstance(eb, str) or eb is None:
+        return ea == eb
+    return rename.get(id(ea), ea) is eb
+
+
+def dominators(v: Any, region: Region) -> list[frozenset[int]]:
+    """For each block of ``region``, the indexes of the blocks that dominate it (itself
+    included). Unreachable blocks are dominated by the entry block and themselves only."""
+    n = len(region.blocks)
+    labels = {b.label: i for i, b in enumerate(region.blocks) if b.label is not None}
+    preds: list[set[int]] = [set() for _ in range(n)]
+    for i, block in enumerate(region.blocks):
+        op = block.ops[-1] if block.ops else None
+        decl = v.registry.get(op.name) if op is not None else None
+        branch = decl.trait(Branch) if decl is not None else None
+        for attr in branch.successors if branch is not None else ():
+            j = labels.get(op.attributes.get(attr))
+            if j is not None:
+                preds[j].add(i)
+    reach = {0}
+    stack = [0]
+    succs: list[set[int]] = [set() for _ in range(n)]
+    for j, ps in enumerate(preds):
+        for p in ps:
+            succs[p].add(j)
+    while stack:
+        for j in succs[stack.pop()]:
+            if j not in reach:
+                reach.add(j)
+                stack.append(j)
+    every = frozenset(reach)
+    dom = [frozenset({0}) if i == 0 else every for i in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(1, n):
+            if i not in reach:
+                new = frozenset({0, i})
+            else:
+                ps = [dom[p] for p in preds[i] if p in reach]
+                new = frozenset.intersection(*ps) | {i} if ps else frozenset({0, i})
+            if new != dom[i]:
+                dom[i] = new
+                changed = True
+    return dom
