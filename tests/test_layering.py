@@ -109,7 +109,16 @@ def test_diagnostics_rendering_does_not_import_the_printer(module: str) -> None:
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_loom_never_imports_the_notebook_side(module: str) -> None:
-    assert _in(reachable(module), ("loom_jupyter", "IPython", "ipywidgets", "matplotlib")) == []
+    assert _in(reachable(module), ("loom_jupyter", "IPython", "ipywidgets")) == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_only_the_picture_module_reaches_matplotlib(module: str) -> None:
+    # loom.plot imports matplotlib when a picture is drawn (an optional dependency); the
+    # subprocess test below checks that importing any module does not load it
+    found = reachable(module)
+    if "matplotlib" in _in(found, ("matplotlib",)):
+        assert module == "loom.plot" or "loom.plot" in found
 
 
 def test_importing_every_loom_module_loads_no_notebook_package() -> None:
