@@ -274,8 +274,9 @@ class _Gen:
             self.emit(f"if {var} not in {cases}:")
             self.emit("    return None")
         elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
-            # Plain decimal integers only; hex, signs and floats take the general plan.
-            self.emit(f"if not {var}.isdigit():")
+            # Plain ASCII decimal integers of up to 18 digits only (``isdigit`` alone also takes
+            # '٣'); hex, signs, floats and long literals take the general plan, which reports.
+            self.emit(f"if not ({var}.isdigit() and {var}.isascii() and len({var}) <= 18):")
             self.emit("    return None")
             self.emit(f"{var} = int({var})")
         else:
@@ -620,7 +621,7 @@ class _LineGen(_Gen):
                 self.emit(f"if {var} not in {cases}:")
                 self.emit("    return None")
             elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
-                tok = self.capture("[0-9]+")
+                tok = self.capture("[0-9]{1,18}")  # longer literals: the general plan
                 self.emit(f"{var} = int({tok})")
             else:
                 raise _Unsupported

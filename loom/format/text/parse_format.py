@@ -46,7 +46,13 @@ from loom.dsl import (
 from loom.errors import LoomParseError
 from loom.format.text.parse_fast import compile_fast, compile_line
 from loom.format.text.scopes import Scope
-from loom.format.text.tokenizer import is_float_spelling, parse_float, parse_int
+from loom.format.text.tokenizer import (
+    describe,
+    is_digit,
+    is_float_spelling,
+    parse_float,
+    parse_int,
+)
 from loom.ir import (
     DYNAMIC_INDEX,
     PREDICATE_ARITY,
@@ -146,7 +152,7 @@ def _number(p: Parser, kind: str) -> Any:
         p.i = i + 1
         return tok == "true"
     c = tok[0]
-    if not (c.isdigit() or c == "-" or tok in ("inf", "nan")) or tok == "->":
+    if not (is_digit(c) or c == "-" or tok in ("inf", "nan")) or tok == "->":
         raise p.expected("an integer" if kind == AttrKind.INT else "a number")
     p.i = i + 1
     if is_float_spelling(tok):
@@ -158,8 +164,8 @@ def _number(p: Parser, kind: str) -> Any:
             raise p.error("PARSE/009", f"bad float literal {tok!r}", i) from None
     try:
         value = parse_int(tok)
-    except ValueError:
-        raise p.error("PARSE/009", f"bad integer literal {tok!r}", i) from None
+    except ValueError as e:
+        raise p.error("PARSE/009", f"bad integer literal {describe(tok)}: {e}", i) from None
     if kind == AttrKind.FLOAT:
         return FloatLiteral(float(value), tok)
     return value
@@ -273,7 +279,7 @@ def _is_number(tok: str | None) -> bool:
     if tok is None:
         return False
     c = tok[0]
-    return c.isdigit() or (c == "-" and tok != "->") or tok in ("inf", "nan")
+    return is_digit(c) or (c == "-" and tok != "->") or tok in ("inf", "nan")
 
 
 # ---------------------------------------------------------------------- value lists
@@ -871,6 +877,8 @@ class _Compiler:
             toks = p.toks
             if not (i < len(toks) and toks[i] == "{"):
                 raise p.expected("'{' opening a region")
+            if p.depth >= p.max_depth:  # before anything is built for the region
+                raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
             p.i = i + 1
             p.end_of_line()
             open_at = (p.line_no, i)
@@ -878,8 +886,6 @@ class _Compiler:
             args = c.rargs[field]  # type: ignore[index]
             if derived is not None:
                 _derive_args(p, c, derived, args, i)
-            if p.depth >= p.max_depth:
-                raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
             p.depth += 1
             region = Region([Block(tuple(args))])
             floor = p.push_scope(scope, isolated)
@@ -897,7 +903,8 @@ class _Compiler:
                     if lp is not None and lp.is_terminator:
                         continue
                     if implicit and terminator in plans:
-                        block.ops.append(Operation(terminator))
+                        # Located at the closing brace, so diagnostics about it have a place.
+                        block.ops.append(Operation(terminator, location_id=p.brace_location()))
                     else:
                         raise p.error(
                             "PARSE/014",

@@ -22,7 +22,11 @@ from loom.format.text import parse_format as pf
 from loom.format.text.parse_fast import LINE_HEAD, NAMED_TYPES
 from loom.format.text.scopes import Scope
 from loom.format.text.tokenizer import (
+    MAX_LINE_TOKENS,
+    clip,
     decode_string,
+    describe,
+    is_digit,
     line_tokens,
     parse_int,
     token_spans,
@@ -62,9 +66,8 @@ _NO_TABLE = 1 << 62
 _ZEROS = memoryview(bytes(1 << 16))
 
 
-def describe(tok: str | None) -> str:
-    """How a token is named in messages."""
-    return "end of line" if tok is None else repr(tok)
+def _ascii_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
 
 
 class Parser:
@@ -150,10 +153,15 @@ class Parser:
         self, code: str, message: str, index: int | None = None, width_to: int | None = None
     ) -> LoomParseError:
         """A LoomParseError at token ``index`` of the current line (default: current)."""
-        if index is None:
-            index = self.i
-        spans = token_spans(self.text, self.line_start, self.line_end)
-        if self.comment_tok is not None and spans:
+        col, end_col = self.token_columns(self.i if index is None else index, width_to)
+        return self.error_at(code, message, self.line_no, col, end_col)
+
+    def token_columns(self, index: int, width_to: int | None = None) -> tuple[int, int]:
+        """1-based start and end columns of token ``index`` (through ``width_to``) of the line."""
+        spans = token_spans(
+            self.text, self.line_start, self.line_end, max(index, width_to or 0) + 1
+        )
+        if self.comment_tok is not None and len(spans) > len(self.toks):
             spans.pop()
         if index < len(spans):
             start, end = spans[index]
@@ -165,9 +173,7 @@ class Parser:
         else:
             start = _WS.match(self.text, self.line_start, self.line_end).end()
             end = start + 1
-        return self.error_at(
-            code, message, self.line_no, start - self.line_start + 1, end - self.line_start + 1
-        )
+        return start - self.line_start + 1, end - self.line_start + 1
 
     def error_at(
         self, code: str, message: str, line: int, col: int, end_col: int
@@ -180,7 +186,7 @@ class Parser:
     def expected(self, what: str, code: str = "PARSE/003") -> LoomParseError:
         """``expected X, found Y`` at the current token."""
         tok = self.peek()
-        if tok is not None and len(tok) == 1 and tok not in _PUNCTUATION and not tok.isalnum():
+        if tok is not None and len(tok) == 1 and tok not in _PUNCTUATION and not _ascii_alnum(tok):
             return self.error("PARSE/016", f"invalid character {tok!r}; expected {what}")
         if tok is not None and tok[0] == '"' and (len(tok) < 2 or tok[-1] != '"'):
             return self.error("PARSE/010", "unterminated string (missing closing '\"')")
@@ -203,6 +209,15 @@ class Parser:
             self.line_no += 1
             toks = line_tokens(text, start, end)
             self.line_start, self.line_end = start, end
+            if len(toks) > MAX_LINE_TOKENS:
+                col = _WS.match(text, start, end).end() - start + 1
+                raise self.error_at(
+                    "PARSE/021",
+                    f"line has more than {MAX_LINE_TOKENS} tokens; split it",
+                    self.line_no,
+                    col,
+                    col + 1,
+                )
             if not toks:
                 if self.pending_comments and not self.seen_op:
                     self.header.extend(self.pending_comments)
@@ -480,8 +495,16 @@ class Parser:
             m = _DIM.match(body, pos)
             if m is None:
                 break
-            if m.group(1) is not None:
-                dims.append(int(m.group(1)))
+            digits = m.group(1)
+            if digits is not None:
+                if len(digits) > 19 or int(digits) >= 1 << 63:
+                    raise self.error(
+                        "PARSE/004",
+                        f"invalid type '{clip(tok)}': dimension {clip(digits)} does not fit "
+                        "in 64 bits (a static dimension is at most 2^63-1)",
+                        index,
+                    )
+                dims.append(int(digits))
             else:
                 dynamic = True
                 dims.append(DynamicDim(self.lookup("%" + m.group(2), index)))
@@ -545,7 +568,7 @@ class Parser:
         i = self.i
         toks = self.toks
         tok = toks[i] if i < len(toks) else None
-        if tok is None or not (tok[0].isdigit() or (tok[0] == "-" and tok[1:2].isdigit())):
+        if tok is None or not (is_digit(tok[0]) or (tok[0] == "-" and is_digit(tok[1:2] or " "))):
             raise self.expected("an integer")
         try:
             value = parse_int(tok)
@@ -834,6 +857,12 @@ class Parser:
                 self.locations.append_span(self.source_id, line, start - ls + 1, line, end - ls + 1)
             )
         return op
+
+    def brace_location(self) -> int:
+        """A location id for the current token (the ``}`` closing a region)."""
+        col = self.token_columns(self.i)
+        lid = self.locations.append_line_span(self.source_id, self.line_no, col[0], col[1])
+        return self.location_id(lid)
 
     def line_span(self) -> tuple[int, int]:
         """1-based start and end (exclusive) columns of the current line's tokens."""
