@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from loom.dsl import AttrKind, OpDef
+from loom.format.text.codegen import compile_generated
 from loom.ir import BUFFER_TYPE, SCALAR_TYPES, Operation, Value, freeze_attributes
 from loom.ir.values import MAX_ID_DIGITS
 from loom.opview import needs_segments
@@ -79,7 +80,7 @@ def compile_fast(decl: OpDef) -> tuple[FastFn | None, str]:
     except _Unsupported:
         return None, ""
     env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
-    exec(compile(source, f"<parse fast path {decl.name}>", "exec"), env)  # noqa: S102
+    compile_generated(source, "parse_fast", decl.name, env)
     return env["_fast"], source
 
 
@@ -348,7 +349,7 @@ def compile_line(decl: OpDef) -> tuple[re.Pattern | None, LineFn | None, str]:
     except _Unsupported:
         return None, None, ""
     env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
-    exec(compile(source, f"<parse line path {decl.name}>", "exec"), env)  # noqa: S102
+    compile_generated(f"# line regex: {pattern!r}\n{source}", "parse_line", decl.name, env)
     return re.compile(pattern), env["_line"], source
 
 

@@ -1,7 +1,7 @@
 """Print plans: each declaration's format compiled once into a generated Python function.
 
-The generic printer walks format elements with ``isinstance`` tests, groups operands by field
-and joins tokens with the spacing rule for every op. A plan does all of that once per
+The generic printer asks each format element to print itself, groups operands by field and
+joins tokens with the spacing rule for every op. A plan does all of that once per
 declaration: the spacing between tokens is decided while compiling (a runtime flag is kept only
 after optional elements whose presence changes it), operands are read by position, and the
 op's line is built by a few f-strings. Ops with regions are covered too: the generated code
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loom.dsl import AttrKind, OpDef
+from loom.format.text.codegen import compile_generated
 from loom.ir import DYNAMIC_INDEX, Operation, Value
 from loom.opview import needs_segments, operand_groups
 
@@ -100,8 +101,7 @@ class PrintPlan:
             "CONSUMED": consumed,
             **helpers,
         }
-        code = compile(self.source, f"<print plan {decl.name}>", "exec")
-        exec(code, env)  # noqa: S102 - generated from the declaration, see _Gen
+        compile_generated(self.source, "print", decl.name, env)
         self.fn = env["_print"]
 
 

@@ -291,7 +291,7 @@ class Printer:
         decl = self.registry.get(op.name)
         if decl is None:
             return None
-        plan = decl.plan(_print_plan)
+        plan = decl.plan(print_plan)
         self._plans[op.name] = plan
         self._fns[op.name] = plan.fn
         return plan
@@ -508,7 +508,7 @@ def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:
     return "{" + ", ".join(entries) + "}" if entries else ""
 
 
-def _print_plan(decl: OpDef) -> PrintPlan:
+def print_plan(decl: OpDef) -> PrintPlan:
     """The print plan of one declaration (kept by the declaration, see ``OpDef.plan``)."""
     return PrintPlan(decl, consumed_attrs(decl), _HELPERS)
 
