@@ -601,84 +601,18 @@ class Parser:
         """
         first = True
         plans = self.plans
-        text = self.text
-        n = self.n
-        find = text.find
-        head = LINE_HEAD.match
         ops = block.ops
-        append_span = self.locations.append_line_span
-        source_id = self.source_id
-        values = self.values
-        spare = self.spare_ids
-        resolve = self.resolve
-        type_of = self.type_of_token
         while True:
             toks = self.toks
             i = self.i
             if i >= len(toks):
-                if not self.pending_comments and not self.pending_blank:
-                    # Canonical op lines: one regex for the head, one for the rest; state is
-                    # kept in locals and written back once the run of such lines ends.
-                    pos, line_no = self.pos, self.line_no
-                    scope = self.scopes[-1].names
-                    live = self.live
-                    floor_id = _NO_TABLE if self.mixed else self.floor_id
-                    took = False
-                    while pos < n:
-                        end = find("\n", pos)
-                        if end < 0:
-                            end = n
-                        m = head(text, pos, end)
-                        if m is None:
-                            break
-                        digits, lhs, name = m.groups()
-                        plan = plans.get(name)
-                        if plan is None or plan.line_re is None:
-                            break
-                        b = plan.line_re.fullmatch(text, m.end(), end)
-                        if b is None:
-                            break
-                        op = plan.line_fn(
-                            self,
-                            b.groups(),
-                            digits,
-                            lhs,
-                            scope,
-                            resolve,
-                            type_of,
-                            values,
-                            live,
-                            floor_id,
-                            spare,
-                        )
-                        if op is None:
-                            break
-                        line_no += 1
-                        if lhs is not None:
-                            start = m.start(2)
-                        elif digits is not None:
-                            start = m.start(1) - 1  # the '%' before the digits
-                        else:
-                            start = m.start(3)
-                        lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
-                        if lid < len(values):
-                            lid = values[lid].id  # one int object for equal ids
-                        else:
-                            spare.append(lid)
-                        op.location_id = lid
-                        if top:
-                            self.line_no = line_no
-                            self.top_level_symbol(op)
-                        ops.append(op)
-                        took = True
-                        last = pos
-                        pos = end + 1
-                    if took:
-                        self.line_start, self.line_end = last, pos - 1
-                        self.pos, self.line_no = pos, line_no
-                        self.seen_op = True
-                        first = False
-                        continue
+                if (
+                    not self.pending_comments
+                    and not self.pending_blank
+                    and self.canonical_run(ops, top)
+                ):
+                    first = False
+                    continue
                 if not self.next_line():
                     if top:
                         self.trailing_trivia(block, bool(block.ops or self.header))
@@ -704,6 +638,84 @@ class Parser:
                 self.top_level_symbol(op)
             ops.append(op)
             first = False
+
+    def canonical_run(self, ops: list[Operation], top: bool) -> bool:
+        """Parse the run of canonical op lines starting at the next line into ``ops``.
+
+        Each line is read by two regexes (:data:`LINE_HEAD`, then the op's line path) without
+        tokenizing; the run ends before the first line they do not take. State is kept in
+        locals and written back once. Returns whether any line was taken.
+        """
+        text = self.text
+        n = self.n
+        find = text.find
+        head = LINE_HEAD.match
+        plans = self.plans
+        append_span = self.locations.append_line_span
+        source_id = self.source_id
+        values = self.values
+        spare = self.spare_ids
+        resolve = self.resolve
+        type_of = self.type_of_token
+        pos, line_no = self.pos, self.line_no
+        scope = self.scopes[-1].names
+        live = self.live
+        floor_id = _NO_TABLE if self.mixed else self.floor_id
+        last = -1
+        while pos < n:
+            end = find("\n", pos)
+            if end < 0:
+                end = n
+            m = head(text, pos, end)
+            if m is None:
+                break
+            digits, lhs, name = m.groups()
+            plan = plans.get(name)
+            if plan is None or plan.line_re is None:
+                break
+            b = plan.line_re.fullmatch(text, m.end(), end)
+            if b is None:
+                break
+            op = plan.line_fn(
+                self,
+                b.groups(),
+                digits,
+                lhs,
+                scope,
+                resolve,
+                type_of,
+                values,
+                live,
+                floor_id,
+                spare,
+            )
+            if op is None:
+                break
+            line_no += 1
+            if lhs is not None:
+                start = m.start(2)
+            elif digits is not None:
+                start = m.start(1) - 1  # the '%' before the digits
+            else:
+                start = m.start(3)
+            lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
+            if lid < len(values):
+                lid = values[lid].id  # one int object for equal ids
+            else:
+                spare.append(lid)
+            op.location_id = lid
+            if top:
+                self.line_no = line_no
+                self.top_level_symbol(op)
+            ops.append(op)
+            last = pos
+            pos = end + 1
+        if last < 0:
+            return False
+        self.line_start, self.line_end = last, pos - 1
+        self.pos, self.line_no = pos, line_no
+        self.seen_op = True
+        return True
 
     def trailing_trivia(self, block: Block, after_something: bool) -> None:
         """Give ``block`` the comments pending before its closing ``}`` (or the end of file).
