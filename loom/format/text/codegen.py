@@ -6,9 +6,9 @@ file name of its own (``<package>/format/text/generated/<kind>/<op>.py``) and re
 with :mod:`linecache`, so a traceback through generated code shows its lines, ``pdb`` can list
 and step through it, and :func:`generated_source` returns it.
 
-To see what was generated for one op, call ``generated_source("scalar.addf")`` or set the
-environment variable ``LOOM_SHOW_GENERATED=scalar.addf`` (a comma-separated list, or ``*``): each
-function is then printed to standard error when it is compiled.
+To see what was generated for one op, call ``generated_source(op_name)`` or set the
+environment variable ``LOOM_SHOW_GENERATED`` to its name (a comma-separated list of names, or
+``*``): each function is then printed to standard error when it is compiled.
 """
 
 from __future__ import annotations
