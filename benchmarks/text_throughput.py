@@ -162,8 +162,8 @@ def main() -> None:
         peak, _ = peak_bytes(lambda t=text: parse_module(t, ops=OPS))
         kept = retained_bytes(lambda t=text: parse_module(t, ops=OPS))
         line = (
-            f"{variant:>8} {n:>8} {n / t_parse:>12,.0f} {n / t_print:>12,.0f} {n / t_verify:>13,.0f} "
-            f"{peak / n:>9,.0f} {kept / n:>9,.0f}"
+            f"{variant:>8} {n:>8} {n / t_parse:>12,.0f} {n / t_print:>12,.0f} "
+            f"{n / t_verify:>13,.0f} {peak / n:>9,.0f} {kept / n:>9,.0f}"
         )
         if xdsl is not None and size <= args.xdsl_max:
             generic = mlir_generic(module)
