@@ -17,7 +17,9 @@ static index, an attribute dictionary, a ``loc(...)``, a type mismatch...) it re
 before touching the parser's state, and the general plan parses the line and reports the
 problem with its usual diagnostic. So every path builds the same op from the same text; the
 tests check that on the corpus, on random modules and on randomly mutated lines. No op is
-named here.
+named here. Each element contributes its own fragment (``fast_code`` and ``line_code`` in
+:mod:`loom.format.elements`); the generators here hold the shared primitives. The code is
+compiled by :mod:`loom.format.text.codegen`, so tracebacks and ``pdb`` show it.
 """
 
 from __future__ import annotations

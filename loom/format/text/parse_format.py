@@ -5,7 +5,10 @@ found in an :class:`OpState` (operands by field, attributes, result types, regio
 then builds the op exactly as the generated builder would: operands packed in declaration
 order (with ``SEGMENTS_ATTR`` when needed), ``static_indices``-style lists with
 ``DYNAMIC_INDEX``, implicit terminators re-inserted and derived region arguments created.
-No op is named here: everything comes from the declarations.
+Each element's steps come from its own ``parse_steps`` (:mod:`loom.format.elements`); this
+module holds the primitives they use (attribute values by kind, value and type lists, binding
+lists, region closing) and builds the op. No op is named here: everything comes from the
+declarations.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ hands each region to the printer between the lines it builds.
 Any op that does not fit its declaration (wrong counts, missing attributes, odd attribute
 text) makes the generated function raise; the printer then falls back to its generic walk,
 which reports the problem, so the output is byte-identical either way. No op is named here.
+Each element contributes its fragment (``print_code`` in :mod:`loom.format.elements`); the
+generator here holds the shared primitives (spacing state, field locals, branches).
 """
 
 from __future__ import annotations
