@@ -872,7 +872,11 @@ class Parser:
 
     def brace_location(self) -> int:
         """A location id for the current token (the ``}`` closing a region)."""
-        col = self.token_columns(self.i)
+        if self.i == 0:  # the usual case: the brace starts its line
+            start = _WS.match(self.text, self.line_start, self.line_end).end() - self.line_start
+            col = (start + 1, start + 2)
+        else:
+            col = self.token_columns(self.i)
         lid = self.locations.append_line_span(self.source_id, self.line_no, col[0], col[1])
         return self.location_id(lid)
 
