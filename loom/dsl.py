@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from loom.format import elements as _elements
 from loom.ir.types import (
     BUFFER_TYPE,
     I1,
@@ -372,180 +373,31 @@ class RequiresAttr(Trait):
 
 
 # --------------------------------------------------------------------------- format elements
-
-
-@dataclass(frozen=True)
-class FormatElement:
-    """Base of assembly-format elements."""
-
-
-@dataclass(frozen=True)
-class Ref(FormatElement):
-    """One SSA operand ``%x``."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class Refs(FormatElement):
-    """Comma-separated operands of one or more fields (variadic allowed)."""
-
-    fields: tuple[str, ...]
-
-    def __init__(self, *fields: str) -> None:
-        object.__setattr__(self, "fields", fields)
-
-
-@dataclass(frozen=True)
-class Subscript(FormatElement):
-    """``[%a, %b]`` glued to the previous token."""
-
-    fields: tuple[str, ...]
-
-    def __init__(self, *fields: str) -> None:
-        object.__setattr__(self, "fields", fields)
-
-
-@dataclass(frozen=True)
-class IndexList(FormatElement):
-    """``[0, %i, 4]`` glued: static ints from attr ``static`` mixed with operands ``dynamic``."""
-
-    dynamic: str
-    static: str
-
-
-@dataclass(frozen=True)
-class TypeOf(FormatElement):
-    """The type of a single operand or result field."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class TypesOf(FormatElement):
-    """Comma-separated types of the values of one or more fields."""
-
-    fields: tuple[str, ...]
-
-    def __init__(self, *fields: str) -> None:
-        object.__setattr__(self, "fields", fields)
-
-
-@dataclass(frozen=True)
-class ResultTypeList(FormatElement):
-    """``(T, U)`` result types (parenthesised unless ``parens`` is False); never glued."""
-
-    field: str
-    parens: bool = True
-
-
-@dataclass(frozen=True)
-class Attr(FormatElement):
-    """An attribute value: enum keyword, string, number, bool."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class SymbolRef(FormatElement):
-    """``@name`` from a symbol attribute."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class TemplateParam(FormatElement):
-    """``<value>`` of an attribute, glued to the op name."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class Flags(FormatElement):
-    """``<a|b>`` of a flags attribute, glued to the op name; omitted when absent."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class Kw(FormatElement):
-    """A literal token (``to``, ``->``, ``:``, ``,``...)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Glue(FormatElement):
-    """No space before the next token."""
-
-
-@dataclass(frozen=True)
-class Clause(FormatElement):
-    """``name(`` inner ``)``."""
-
-    name: str
-    inner: tuple[FormatElement, ...]
-
-    def __init__(self, name: str, *inner: FormatElement) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "inner", inner)
-
-
-@dataclass(frozen=True)
-class AttrDict(FormatElement):
-    """``{k = v, ...}`` of the attributes not printed by other elements; omitted when empty."""
-
-
-@dataclass(frozen=True)
-class OptionalGroup(FormatElement):
-    """``inner`` is printed only when field ``anchor`` is present (non-empty)."""
-
-    anchor: str
-    inner: tuple[FormatElement, ...]
-
-    def __init__(self, anchor: str, *inner: FormatElement) -> None:
-        object.__setattr__(self, "anchor", anchor)
-        object.__setattr__(self, "inner", inner)
-
-
-@dataclass(frozen=True)
-class BlockArgs(FormatElement):
-    """``(%a: T, ...)`` entry args of a region, glued; ``()`` when empty unless ``omit_empty``."""
-
-    region: str
-    omit_empty: bool = False
-
-
-@dataclass(frozen=True)
-class RegionArg(FormatElement):
-    """The name of entry argument ``index`` of a region (the loop induction variable)."""
-
-    region: str
-    index: int = 0
-
-
-@dataclass(frozen=True)
-class BindingList(FormatElement):
-    """``(%arg = %init : T, ...)`` glued: region entry args after the first ``skip``, bound to
-    the values of operand field ``field``; omitted when empty."""
-
-    field: str
-    region: str
-    skip: int = 0
-
-
-@dataclass(frozen=True)
-class PredicateList(FormatElement):
-    """``[mul(%a, 16), range(%n, 1, 4)]``; never glued; ``[]`` when empty."""
-
-    field: str
-
-
-@dataclass(frozen=True)
-class RegionRef(FormatElement):
-    """A region: `` {`` newline, the body indented, ``}``; later tokens continue on that line."""
-
-    field: str
+# Each element class owns its text syntax in loom/format/elements.py; declarations keep
+# importing them from here.
+
+FormatElement = _elements.FormatElement
+Ref = _elements.Ref
+Refs = _elements.Refs
+Subscript = _elements.Subscript
+IndexList = _elements.IndexList
+TypeOf = _elements.TypeOf
+TypesOf = _elements.TypesOf
+ResultTypeList = _elements.ResultTypeList
+Attr = _elements.Attr
+SymbolRef = _elements.SymbolRef
+TemplateParam = _elements.TemplateParam
+Flags = _elements.Flags
+Kw = _elements.Kw
+Glue = _elements.Glue
+Clause = _elements.Clause
+AttrDict = _elements.AttrDict
+OptionalGroup = _elements.OptionalGroup
+BlockArgs = _elements.BlockArgs
+RegionArg = _elements.RegionArg
+BindingList = _elements.BindingList
+PredicateList = _elements.PredicateList
+RegionRef = _elements.RegionRef
 
 
 # --------------------------------------------------------------------------- examples and ops
@@ -628,14 +480,8 @@ class OpDef:
     @property
     def index_lists(self) -> dict[str, str]:
         """Operand field -> static attribute of each ``IndexList`` in the format."""
-        out: dict[str, str] = {}
-        pending = list(self.format)
-        while pending:
-            e = pending.pop()
-            if isinstance(e, IndexList):
-                out[e.dynamic] = e.static
-            pending.extend(getattr(e, "inner", ()))
-        return out
+        lists = (e for e in _elements.walk(self.format) if isinstance(e, IndexList))
+        return {e.dynamic: e.static for e in lists}
 
     def drop_plans(self) -> None:
         """Forget every cached plan (after changing what plans are derived from, or in tests)."""

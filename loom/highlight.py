@@ -25,7 +25,7 @@ from pygments.token import (
     _TokenType,
 )
 
-from loom.dsl import AttrKind, Clause, FormatElement, Kw, OpDef, OptionalGroup
+from loom.dsl import AttrKind, FormatElement, OpDef
 from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, TypeKind
 from loom.registry import OpRegistry, as_registry
 
@@ -53,13 +53,7 @@ class LoomWords:
 
 def _format_words(elems: Iterable[FormatElement], out: set[str]) -> None:
     for e in elems:
-        if isinstance(e, Kw):
-            out.add(e.text)
-        elif isinstance(e, Clause):
-            out.add(e.name)
-            _format_words(e.inner, out)
-        elif isinstance(e, OptionalGroup):
-            _format_words(e.inner, out)
+        out.update(e.keywords())  # each element names the words it spells
 
 
 def _decl_words(d: OpDef, keywords: set[str], constants: set[str], attributes: set[str]) -> None:

@@ -98,6 +98,63 @@ def test_mutated_valid_files(text: str) -> None:
     check(text)
 
 
+# Hostile classes (issue 11): digits that are not ASCII, literals past the digit limit, deep
+# nesting and sizes that do not fit their type, each spliced into a valid kernel.
+UNICODE_DIGITS = st.characters(categories=("Nd", "No", "Nl")).filter(lambda c: not c.isascii())
+HUGE_INTS = st.one_of(
+    st.integers(4290, 4400).map(lambda n: "9" * n),
+    st.integers(4290, 4400).map(lambda n: "-" + "1" * n),
+    st.integers(1, 20_000).map(lambda n: "0x" + "f" * n),
+    st.integers(0, 80).map(lambda k: str(10**k * 7)),
+)
+SLOT_LINES = [
+    "%r = index.constant {} : index",
+    "%r = scalar.constant {} : i32",
+    "%r = scalar.constant {} : f32",
+    "%v = buffer.view %b[%o] : buffer -> view<{}xf32>",
+    "%v = buffer.view %b[%o] : buffer -> view<4x{}xi8>",
+    "%s = buffer.alloca<workgroup> align({}) %o : buffer",
+    "%w = buffer.view %b[%o] : buffer -> view<4xf32>\n  %x = view.load %w[{}] : f32",
+]
+KERNEL = (
+    "kernel.def @k() {{\n  %c1 = index.constant 1 : index\n"
+    "  kernel.launch.config workgroups(%c1, %c1, %c1) workgroup_size(%c1, %c1, %c1)"
+    " : index\n}} launch(%b: buffer, %o: offset, %p: i1) {{\n  {}\n  kernel.return\n}}\n"
+)
+
+
+@st.composite
+def hostile_literals(draw: st.DrawFn) -> str:
+    line = draw(st.sampled_from(SLOT_LINES))
+    pieces = st.one_of(
+        HUGE_INTS,
+        UNICODE_DIGITS,
+        st.lists(UNICODE_DIGITS, max_size=3).map(lambda cs: "1" + "".join(cs)),
+    )
+    return KERNEL.format(line.format(draw(pieces)))
+
+
+@st.composite
+def deep_nesting(draw: st.DrawFn) -> str:
+    depth = draw(st.integers(200, 400))
+    opener = draw(st.sampled_from(["scf.if %p {\n", "{\n", "{", "scf.if %p {"]))
+    closed = draw(st.booleans())
+    body = opener * depth + ("}\n" * depth if closed else "")
+    return KERNEL.format(body)
+
+
+@QUICK
+@given(hostile_literals())
+def test_hostile_literals(text: str) -> None:
+    check(text)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(deep_nesting())
+def test_deep_nesting(text: str) -> None:
+    check(text)
+
+
 @pytest.mark.slow
 @LONG
 @given(mutations())

@@ -129,6 +129,13 @@ class ModuleVerifier:
     ) -> Diagnostic:
         """Record a diagnostic about ``op``."""
         rng = op_source_range(self.module, op) if op is not None else None
+        if rng is None and op is not None:
+            # An op without a location (an implicit terminator the builder added) is shown
+            # at the nearest enclosing op that has one.
+            for outer, *_ in reversed(getattr(self, "_trail", ())):
+                rng = op_source_range(self.module, outer)
+                if rng is not None:
+                    break
         if path is None and op is not None:
             path = self._path_of(op)
         d = Diagnostic(

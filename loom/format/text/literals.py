@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from loom.errors import LoomPrintError
 from loom.ir import FloatLiteral
 
 _ESCAPES = {
@@ -49,7 +50,12 @@ def format_scalar_literal(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # past Python's int-to-text digit limit; no parser would read it
+            raise LoomPrintError(
+                f"integer of {value.bit_length()} bits is too long to print"
+            ) from None
     if isinstance(value, float):
         return format_float(value)
     raise TypeError(f"not a scalar literal: {value!r}")

@@ -17,7 +17,9 @@ static index, an attribute dictionary, a ``loc(...)``, a type mismatch...) it re
 before touching the parser's state, and the general plan parses the line and reports the
 problem with its usual diagnostic. So every path builds the same op from the same text; the
 tests check that on the corpus, on random modules and on randomly mutated lines. No op is
-named here.
+named here. Each element contributes its own fragment (``fast_code`` and ``line_code`` in
+:mod:`loom.format.elements`); the generators here hold the shared primitives. The code is
+compiled by :mod:`loom.format.text.codegen`, so tracebacks and ``pdb`` show it.
 """
 
 from __future__ import annotations
@@ -26,27 +28,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from loom.dsl import (
-    Attr,
-    AttrKind,
-    FormatElement,
-    Glue,
-    IndexList,
-    Kw,
-    OpDef,
-    Ref,
-    Refs,
-    Subscript,
-    TemplateParam,
-    TypeOf,
-    TypesOf,
-)
-from loom.dsl import (
-    AttrDict as AttrDictElement,
-)
-from loom.dsl import (
-    Flags as FlagsElement,
-)
+from loom.dsl import AttrKind, OpDef
+from loom.format.text.codegen import compile_generated
 from loom.ir import BUFFER_TYPE, SCALAR_TYPES, Operation, Value, freeze_attributes
 from loom.ir.values import MAX_ID_DIGITS
 from loom.opview import needs_segments
@@ -99,7 +82,7 @@ def compile_fast(decl: OpDef) -> tuple[FastFn | None, str]:
     except _Unsupported:
         return None, ""
     env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
-    exec(compile(source, f"<parse fast path {decl.name}>", "exec"), env)  # noqa: S102
+    compile_generated(source, "parse_fast", decl.name, env)
     return env["_fast"], source
 
 
@@ -160,90 +143,16 @@ class _Gen:
         self.emit("    return None")
         self.emit("i += 1")
 
-    def element(self, e: FormatElement) -> None:  # noqa: C901
-        decl = self.decl
-        if isinstance(e, Glue):
-            return
-        if isinstance(e, Kw):
-            self.expect(e.text)
-        elif isinstance(e, Ref):
-            var, variadic = self.operand(e.field)
-            if variadic:
-                raise _Unsupported
-            self.value(var)
-        elif isinstance(e, (Refs, Subscript)):
-            if isinstance(e, Subscript):
-                self.expect("[")
-            for n, f in enumerate(e.fields):
-                var, variadic = self.operand(f)
-                if variadic:
-                    raise _Unsupported
-                if n:
-                    self.expect(",")
-                self.value(var)
-            if isinstance(e, Subscript):
-                self.expect("]")
-        elif isinstance(e, IndexList):
-            var, variadic = self.operand(e.dynamic)
-            if not variadic:
-                raise _Unsupported
-            self.expect("[")
-            self.emit(f"{var} = []")
-            self.emit("while toks[i] != ']':")
-            self.emit(f"    if {var}:", 1)
-            self.emit("        if toks[i] != ',':", 1)
-            self.emit("            return None", 1)
-            self.emit("        i += 1", 1)
-            self.emit("    t = toks[i]", 1)
-            self.emit("    v = S.get(t) or R(t)", 1)  # a static index is not a value: None
-            self.emit("    if v is None:", 1)
-            self.emit("        return None", 1)
-            self.emit(f"    {var}.append(v)", 1)
-            self.emit("    i += 1", 1)
-            self.emit("i += 1")
-        elif isinstance(e, TypeOf):
-            self.type_of(e.field)
-        elif isinstance(e, TypesOf):
-            for n, f in enumerate(e.fields):
-                if n:
-                    self.expect(",")
-                self.type_of(f)
-        elif isinstance(e, (Attr, TemplateParam)):
-            a = decl.attr(e.field)
-            if a is None:
-                raise _Unsupported
-            if isinstance(e, TemplateParam):
-                self.expect("<")
-            self.attr_value(a)
-            if isinstance(e, TemplateParam):
-                self.expect(">")
-        elif isinstance(e, FlagsElement):
-            a = decl.attr(e.field)
-            if a is None:
-                raise _Unsupported
-            var = self.tmp("a")
-            canon = self.const(_flags_canonical(a), "FC")
-            self.attrs.append((a.name, var))
-            self.emit(f"{var} = None")
-            self.emit("if i < n and toks[i] == '<':")
-            self.emit("    i += 1")
-            self.emit("    parts = [toks[i]]")
-            self.emit("    i += 1")
-            self.emit("    while toks[i] == '|':")
-            self.emit("        parts.append(toks[i + 1])")
-            self.emit("        i += 2")
-            self.emit("    if toks[i] != '>' or not all(ID(x) for x in parts):")
-            self.emit("        return None")
-            self.emit("    i += 1")
-            self.emit(f"    {var} = {canon}('|'.join(parts))")
-            self.emit(f"    if {var} is None:")
-            self.emit("        return None")
-            self.env["ID"] = _is_ident
-        elif isinstance(e, AttrDictElement):
-            self.emit("if i < n and toks[i] == '{':")
-            self.emit("    return None")
-        else:
-            raise _Unsupported
+    flags_canonical = staticmethod(_flags_canonical)
+
+    def unsupported(self) -> None:
+        """Leave this declaration to the general plan."""
+        raise _Unsupported
+
+    @staticmethod
+    def is_ident(tok: str) -> bool:
+        """True when ``tok`` is an identifier (a flag name)."""
+        return _is_ident(tok)
 
     def type_of(self, field: str) -> None:
         decl = self.decl
@@ -274,8 +183,9 @@ class _Gen:
             self.emit(f"if {var} not in {cases}:")
             self.emit("    return None")
         elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
-            # Plain decimal integers only; hex, signs and floats take the general plan.
-            self.emit(f"if not {var}.isdigit():")
+            # Plain ASCII decimal integers of up to 18 digits only (``isdigit`` alone also takes
+            # '٣'); hex, signs, floats and long literals take the general plan, which reports.
+            self.emit(f"if not ({var}.isdigit() and {var}.isascii() and len({var}) <= 18):")
             self.emit("    return None")
             self.emit(f"{var} = int({var})")
         else:
@@ -286,7 +196,7 @@ class _Gen:
 
     def generate(self) -> str:
         for e in self.decl.format:
-            self.element(e)
+            e.fast_code(self)
         self.emit("if i != n:")
         self.emit("    return None")
         self.build_op()
@@ -441,7 +351,7 @@ def compile_line(decl: OpDef) -> tuple[re.Pattern | None, LineFn | None, str]:
     except _Unsupported:
         return None, None, ""
     env: dict[str, Any] = {"Operation": Operation, "Value": Value, **gen.env}
-    exec(compile(source, f"<parse line path {decl.name}>", "exec"), env)  # noqa: S102
+    compile_generated(f"# line regex: {pattern!r}\n{source}", "parse_line", decl.name, env)
     return re.compile(pattern), env["_line"], source
 
 
@@ -558,91 +468,27 @@ class _LineGen(_Gen):
         self.emit(f"if {target} is None:")
         self.emit("    return None")
 
-    def element(self, e: FormatElement) -> None:  # noqa: C901
-        decl = self.decl
-        if isinstance(e, Glue):
-            self.state = "n"
-        elif isinstance(e, Kw):
-            self.piece(re.escape(e.text), nsb=e.text.startswith(_NSB), nsa=e.text.endswith(_NSA))
-        elif isinstance(e, Ref):
-            var, variadic = self.operand(e.field)
-            if variadic:
+    NAME = _NAME
+    FLAG = _FLAG
+    NO_SPACE_BEFORE = _NSB
+    NO_SPACE_AFTER = _NSA
+    escape = staticmethod(re.escape)
+
+    def line_attr_value(self, a: Any) -> None:
+        """Capture an attribute value spelled as the printer writes it (enum or integer)."""
+        var = self.tmp("a")
+        self.attrs.append((a.name, var))
+        if a.kind == AttrKind.ENUM:
+            if a.enum is None:
                 raise _Unsupported
-            self.ref(var)
-        elif isinstance(e, (Refs, Subscript)):
-            if isinstance(e, Subscript):
-                self.state = "n"
-                self.piece(r"\[", nsa=True)
-            for n, f in enumerate(e.fields):
-                var, variadic = self.operand(f)
-                if variadic:
-                    raise _Unsupported
-                if n:
-                    self.piece(",", nsb=True)
-                self.ref(var)
-            if isinstance(e, Subscript):
-                self.piece(r"\]", nsb=True)
-        elif isinstance(e, IndexList):
-            var, variadic = self.operand(e.dynamic)
-            if not variadic:
-                raise _Unsupported
-            self.state = "n"
-            text = self.capture(rf"\[(?:{_NAME}(?:, {_NAME})*)?\]")
-            self.emit(f"{var} = []")
-            self.emit(f"if len({text}) > 2:")
-            self.emit(f"    for name in {text}[1:-1].split(', '):")
-            self.lookup("v", "name", 3)
-            self.emit(f"        {var}.append(v)")
-        elif isinstance(e, TypeOf):
-            self.line_type_of(e.field)
-        elif isinstance(e, TypesOf):
-            for n, f in enumerate(e.fields):
-                if n:
-                    self.piece(",", nsb=True)
-                self.line_type_of(f)
-        elif isinstance(e, (Attr, TemplateParam)):
-            a = decl.attr(e.field)
-            if a is None:
-                raise _Unsupported
-            template = isinstance(e, TemplateParam)
-            if template:
-                self.state = "n"
-                self.piece("<", nsa=False)
-                self.state = "n"
-            var = self.tmp("a")
-            self.attrs.append((a.name, var))
-            if a.kind == AttrKind.ENUM:
-                if a.enum is None:
-                    raise _Unsupported
-                tok = self.capture(_IDENT)
-                cases = self.const(frozenset(a.enum.cases), "CASES")
-                self.emit(f"{var} = {tok}")
-                self.emit(f"if {var} not in {cases}:")
-                self.emit("    return None")
-            elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
-                tok = self.capture("[0-9]+")
-                self.emit(f"{var} = int({tok})")
-            else:
-                raise _Unsupported
-            if template:
-                self.piece(">", nsb=True)
-        elif isinstance(e, FlagsElement):
-            a = decl.attr(e.field)
-            if a is None or self.state != "s":
-                raise _Unsupported
-            var = self.tmp("a")
-            canon = self.const(_flags_canonical(a), "FC")
-            self.attrs.append((a.name, var))
-            self.pattern.append(rf"(?:<({_FLAG}(?:\|{_FLAG})*)>)?")  # glued, ends like before
-            tok = f"g[{self.group}]"
-            self.group += 1
+            tok = self.capture(_IDENT)
+            cases = self.const(frozenset(a.enum.cases), "CASES")
             self.emit(f"{var} = {tok}")
-            self.emit(f"if {var} is not None:")
-            self.emit(f"    {var} = {canon}({var})")
-            self.emit(f"    if {var} is None:")
-            self.emit("        return None")
-        elif isinstance(e, AttrDictElement):
-            pass  # a dictionary does not match what follows: such lines are tokenized
+            self.emit(f"if {var} not in {cases}:")
+            self.emit("    return None")
+        elif a.kind in (AttrKind.INT, AttrKind.NUMBER):
+            tok = self.capture("[0-9]{1,18}")  # longer literals: the general plan
+            self.emit(f"{var} = int({tok})")
         else:
             raise _Unsupported
 
@@ -666,7 +512,7 @@ class _LineGen(_Gen):
 
     def generate(self) -> tuple[str, str]:  # type: ignore[override]
         for e in self.decl.format:
-            self.element(e)
+            e.line_code(self)
         self.build_op()
         head = ["def _line(p, g, D, N, S, R, TY, V, L, FL, W):"]
         return "".join(self.pattern), "\n".join(head + self.code) + "\n"

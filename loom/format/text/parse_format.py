@@ -5,7 +5,10 @@ found in an :class:`OpState` (operands by field, attributes, result types, regio
 then builds the op exactly as the generated builder would: operands packed in declaration
 order (with ``SEGMENTS_ATTR`` when needed), ``static_indices``-style lists with
 ``DYNAMIC_INDEX``, implicit terminators re-inserted and derived region arguments created.
-No op is named here: everything comes from the declarations.
+Each element's steps come from its own ``parse_steps`` (:mod:`loom.format.elements`); this
+module holds the primitives they use (attribute values by kind, value and type lists, binding
+lists, region closing) and builds the op. No op is named here: everything comes from the
+declarations.
 """
 
 from __future__ import annotations
@@ -16,41 +19,25 @@ from typing import TYPE_CHECKING, Any
 
 from loom.dsl import (
     ArgSource,
-    Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
-    BindingList,
-    BlockArgs,
-    Clause,
-    Flags,
     FormatElement,
-    Glue,
-    IndexList,
     IsolatedFromAbove,
-    Kw,
     OpDef,
-    OptionalGroup,
-    PredicateList,
-    Ref,
-    Refs,
-    RegionArg,
-    RegionRef,
-    ResultTypeList,
-    Subscript,
-    SymbolRef,
-    TemplateParam,
-    TypeOf,
-    TypesOf,
+    RegionDef,
 )
 from loom.errors import LoomParseError
 from loom.format.text.parse_fast import compile_fast, compile_line
 from loom.format.text.scopes import Scope
-from loom.format.text.tokenizer import is_float_spelling, parse_float, parse_int
+from loom.format.text.tokenizer import (
+    describe,
+    is_digit,
+    is_float_spelling,
+    parse_float,
+    parse_int,
+)
 from loom.ir import (
-    DYNAMIC_INDEX,
     PREDICATE_ARITY,
-    Block,
     FloatLiteral,
     Operation,
     Predicate,
@@ -146,7 +133,7 @@ def _number(p: Parser, kind: str) -> Any:
         p.i = i + 1
         return tok == "true"
     c = tok[0]
-    if not (c.isdigit() or c == "-" or tok in ("inf", "nan")) or tok == "->":
+    if not (is_digit(c) or c == "-" or tok in ("inf", "nan")) or tok == "->":
         raise p.expected("an integer" if kind == AttrKind.INT else "a number")
     p.i = i + 1
     if is_float_spelling(tok):
@@ -158,8 +145,8 @@ def _number(p: Parser, kind: str) -> Any:
             raise p.error("PARSE/009", f"bad float literal {tok!r}", i) from None
     try:
         value = parse_int(tok)
-    except ValueError:
-        raise p.error("PARSE/009", f"bad integer literal {tok!r}", i) from None
+    except ValueError as e:
+        raise p.error("PARSE/009", f"bad integer literal {describe(tok)}: {e}", i) from None
     if kind == AttrKind.FLOAT:
         return FloatLiteral(float(value), tok)
     return value
@@ -285,7 +272,7 @@ def _is_number(tok: str | None) -> bool:
     if tok is None:
         return False
     c = tok[0]
-    return c.isdigit() or (c == "-" and tok != "->") or tok in ("inf", "nan")
+    return is_digit(c) or (c == "-" and tok != "->") or tok in ("inf", "nan")
 
 
 # ---------------------------------------------------------------------- value lists
@@ -373,301 +360,112 @@ def _distributor(
     return many
 
 
+def _derive_args(
+    p: Parser, c: OpState, derived: tuple[str, ...], args: list[Value], at: int
+) -> None:
+    """Give placeholder region args their derived types; create unnamed missing ones."""
+    types: list[Type] = []
+    for src in derived:
+        name = src.lstrip("~")
+        vals = c.groups.get(name)
+        ts = [v.type for v in vals] if vals is not None else list(c.rtypes.get(name, ()))
+        types.extend(ts[:1] if src.startswith("~") else ts)
+    for k, v in enumerate(args):
+        if v.type is None:
+            if k >= len(types):
+                raise p.error("PARSE/012", "cannot tell the type of a region argument", at)
+            v.type = types[k]
+    if not args and types:
+        for t in types:
+            args.append(p.new_value(None, None, t, at, True))
+
+
+def _mismatch(p: Parser, field: str, v: Value, t: Type, index: int) -> LoomParseError:
+    from loom.format.text.printer import type_text, value_name
+
+    return p.error(
+        "PARSE/005",
+        f"type mismatch for '{field}': {value_name(v)} has type "
+        f"{type_text(v.type)}, but {type_text(t)} is written here",
+        index,
+    )
+
+
 # ---------------------------------------------------------------------- step factories
 
 
 class _Compiler:
-    """Compiles format elements of one declaration into steps."""
+    """What a format element's ``parse_steps`` sees: the declaration and the parser's
+    primitives for attribute values, value and type lists and regions."""
+
+    attr_value = staticmethod(attr_value)
+    attr_probe = staticmethod(_attr_probe)
+    flags_value = staticmethod(_flags_value)
+    value_list = staticmethod(_value_list)
+    type_list = staticmethod(_type_list)
+    symbol = staticmethod(_symbol)
+    mismatch = staticmethod(_mismatch)
+    derive_args = staticmethod(_derive_args)
 
     def __init__(self, decl: OpDef) -> None:
         self.decl = decl
         self.isolated = decl.trait(IsolatedFromAbove) is not None
 
     def steps(self, elems: tuple[FormatElement, ...]) -> list[Step]:
-        return [s for e in elems for s in self.step(e)]
+        """The steps of a list of elements."""
+        return [s for e in elems for s in e.parse_steps(self)]
 
-    def step(self, e: FormatElement) -> list[Step]:  # noqa: C901
-        decl = self.decl
-        if isinstance(e, Glue):
-            return []
-        if isinstance(e, Kw):
-            text = e.text
+    def distributor(self, fields: tuple[str, ...]) -> Callable[[Parser, OpState, list, int], None]:
+        """Assigns a parsed value list to operand ``fields``."""
+        return _distributor(self.decl, fields)
 
-            def kw(p: Parser, c: OpState) -> None:
-                i = p.i
-                toks = p.toks
-                if i < len(toks) and toks[i] == text:
-                    p.i = i + 1
-                else:
-                    raise p.expected(repr(text))
+    @staticmethod
+    def predicates(p: Parser) -> tuple[Predicate, ...]:
+        """``[kind(args), ...]``."""
+        return _bracketed(p, _predicate)
 
-            return [kw]
-        if isinstance(e, Ref):
-            f = e.field
-            if decl.operand(f) is None:
-                raise ValueError(f"'{decl.name}' Ref names unknown operand '{f}'")
+    def is_unit(self, name: str) -> bool:
+        """Whether ``name`` is a unit attribute (set by its optional group's presence)."""
+        a = self.decl.attr(name)
+        return a is not None and a.kind == AttrKind.UNIT
 
-            def ref(p: Parser, c: OpState) -> None:
-                c.groups[f] = (p.use(),)
+    def derived_from(self, rd: RegionDef) -> tuple[str, ...] | None:
+        """The fields a region's entry arguments take their types from (None: written)."""
+        return rd.derived_from if rd.arg_source == ArgSource.DERIVED else None
 
-            return [ref]
-        if isinstance(e, Refs):
-            dist = _distributor(decl, e.fields)
+    # ------------------------------------------------------------------ probes
 
-            def refs(p: Parser, c: OpState) -> None:
-                start = p.i
-                dist(p, c, _value_list(p), start)
+    @staticmethod
+    def is_token(text: str) -> Probe:
+        """A probe: the current token is ``text``."""
+        return lambda p: p.peek() == text
 
-            return [refs]
-        if isinstance(e, Subscript):
-            dist = _distributor(decl, e.fields)
+    @staticmethod
+    def starts_with(c: str) -> Probe:
+        """A probe: the current token starts with ``c``."""
+        return lambda p: (p.peek() or " ")[0] == c
 
-            def subscript(p: Parser, c: OpState) -> None:
-                p.expect("[")
-                start = p.i
-                vals = _value_list(p)
-                p.expect("]")
-                dist(p, c, vals, start)
+    @staticmethod
+    def type_start() -> Probe:
+        """A probe: the current token can begin a type."""
+        return lambda p: p.is_type_start()
 
-            return [subscript]
-        if isinstance(e, IndexList):
-            dyn, static = e.dynamic, e.static
+    def probe(self, elems: tuple[FormatElement, ...]) -> Probe:
+        """Whether an optional group of ``elems`` is present, from its first token."""
+        for e in elems:
+            if e.transparent:
+                continue
+            got = e.probe(self)
+            if got is not None:
+                return got
+            break
+        raise ValueError(
+            f"'{self.decl.name}': cannot tell from its first token whether an optional "
+            f"group {elems!r} is present"
+        )
 
-            def index_list(p: Parser, c: OpState) -> None:
-                p.expect("[")
-                vals: list[Value] = []
-                entries: list[int] = []
-                any_static = False
-                while p.peek() != "]":
-                    if entries:
-                        p.expect(",")
-                    tok = p.peek()
-                    if tok is not None and tok[0] == "%":
-                        vals.append(p.use())
-                        entries.append(DYNAMIC_INDEX)
-                    else:
-                        i = p.i
-                        v = p.integer()
-                        if not 0 <= v < 2**63:
-                            raise p.error(
-                                "PARSE/009",
-                                f"static index {v} must be a non-negative 64-bit integer",
-                                i,
-                            )
-                        entries.append(v)
-                        any_static = True
-                p.i += 1
-                c.groups[dyn] = tuple(vals)
-                if any_static:
-                    c.attrs[static] = tuple(entries)
-
-            return [index_list]
-        if isinstance(e, TypeOf):
-            return [self._type_of(e.field)]
-        if isinstance(e, TypesOf):
-            return [self._types_of(e.fields)]
-        if isinstance(e, ResultTypeList):
-            return [self._result_type_list(e)]
-        if isinstance(e, Attr):
-            a = decl.attr(e.field)
-            if a is None:
-                raise ValueError(f"'{decl.name}' Attr names unknown attribute '{e.field}'")
-            name = a.name
-
-            def attr(p: Parser, c: OpState) -> None:
-                c.attrs[name] = attr_value(p, a)
-
-            return [attr]
-        if isinstance(e, SymbolRef):
-            name = e.field
-
-            def symbol_ref(p: Parser, c: OpState) -> None:
-                c.attrs[name] = _symbol(p)
-
-            return [symbol_ref]
-        if isinstance(e, TemplateParam):
-            a = decl.attr(e.field)
-            if a is None:
-                raise ValueError(f"'{decl.name}' TemplateParam names unknown attribute")
-            name = a.name
-
-            def template(p: Parser, c: OpState) -> None:
-                p.expect("<")
-                c.attrs[name] = attr_value(p, a)
-                p.expect(">")
-
-            return [template]
-        if isinstance(e, Flags):
-            a = decl.attr(e.field)
-            name = e.field
-
-            def flags(p: Parser, c: OpState) -> None:
-                if p.peek() == "<":
-                    p.i += 1
-                    c.attrs[name] = _flags_value(p, a)
-                    p.expect(">")
-
-            return [flags]
-        if isinstance(e, Clause):
-            head, inner = e.name, self.steps(e.inner)
-
-            def clause(p: Parser, c: OpState) -> None:
-                i = p.i
-                toks = p.toks
-                if i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "(":
-                    p.i = i + 2
-                else:
-                    raise p.expected(f"'{head}('")
-                for s in inner:
-                    s(p, c)
-                p.expect(")")
-
-            return [clause]
-        if isinstance(e, AttrDict):
-            return [self._attr_dict()]
-        if isinstance(e, OptionalGroup):
-            return [self._optional(e)]
-        if isinstance(e, BlockArgs):
-            return [self._block_args(e)]
-        if isinstance(e, RegionArg):
-            region, index = e.region, e.index
-
-            def region_arg(p: Parser, c: OpState) -> None:
-                scope = c.scope(region, p)
-                args = c.rargs[region]  # type: ignore[index]
-                i = p.i
-                tok = p.peek()
-                if tok is None or tok[0] != "%":
-                    raise p.expected("a region argument name ('%name')")
-                if len(args) != index:
-                    raise p.error("PARSE/003", "region argument out of order", i)
-                p.i = i + 1
-                args.append(p.define(scope, tok, None, i))
-
-            return [region_arg]
-        if isinstance(e, BindingList):
-            return [self._binding_list(e)]
-        if isinstance(e, PredicateList):
-            name = e.field
-            isolated = self.isolated
-
-            def predicates(p: Parser, c: OpState) -> None:
-                scope = c.last_scope
-                if scope is not None:
-                    floor = p.push_scope(scope, isolated)
-                try:
-                    c.attrs[name] = _bracketed(p, _predicate)
-                finally:
-                    if scope is not None:
-                        p.pop_scope(floor)
-
-            return [predicates]
-        if isinstance(e, RegionRef):
-            return [self._region(e.field)]
-        raise ValueError(f"'{decl.name}': the parser does not know format element {e!r}")
-
-    # ------------------------------------------------------------------ types
-
-    def _type_of(self, field: str) -> Step:
-        decl = self.decl
-        if decl.result(field) is not None:
-
-            def result_type(p: Parser, c: OpState) -> None:
-                c.rtypes[field] = (p.parse_type(),)
-
-            return result_type
-        if decl.operand(field) is None:
-            raise ValueError(f"'{decl.name}' TypeOf names unknown field '{field}'")
-
-        def operand_type(p: Parser, c: OpState) -> None:
-            i = p.i
-            t = p.parse_type()
-            vals = c.groups.get(field)
-            if vals is None:
-                if c.checks is None:
-                    c.checks = []
-                c.checks.append((field, (t,), i))
-            elif vals and vals[0].type is not t and vals[0].type != t:
-                raise _mismatch(p, field, vals[0], t, i)
-
-        return operand_type
-
-    def _types_of(self, fields: tuple[str, ...]) -> Step:
-        decl = self.decl
-        spec = []
-        for f in fields:
-            if decl.operand(f) is not None:
-                spec.append((f, "operand", False))
-            elif decl.result(f) is not None:
-                spec.append((f, "result", decl.result(f).variadic))
-            else:
-                raise ValueError(f"'{decl.name}' TypesOf names unknown field '{f}'")
-
-        def types_of(p: Parser, c: OpState) -> None:
-            start = p.i
-            want = 0
-            known = True
-            for f, kind, variadic in spec:
-                if kind == "operand":
-                    want += len(c.groups.get(f, ()))
-                elif variadic:
-                    known = False
-                else:
-                    want += 1
-            if (known and want == 0) or (not known and not p.is_type_start()):
-                types: list[Type] = []
-            else:
-                types = _type_list(p)
-            if known and len(types) != want:
-                raise p.error(
-                    "PARSE/012",
-                    f"'{decl.name}' expects {want} types after ':', found {len(types)}",
-                    start,
-                )
-            pos = 0
-            for n_spec, (f, kind, variadic) in enumerate(spec):
-                if kind == "operand":
-                    vals = c.groups.get(f, ())
-                    for k, v in enumerate(vals):
-                        t = types[pos + k]
-                        if v.type is not t and v.type != t:
-                            raise _mismatch(p, f, v, t, start + 2 * (pos + k))
-                    pos += len(vals)
-                    continue
-                n = 1
-                if variadic:
-                    later = sum(
-                        len(c.groups.get(g, ())) if k2 == "operand" else 1
-                        for g, k2, _ in spec[n_spec + 1 :]
-                    )
-                    n = max(len(types) - pos - later, 0)
-                c.rtypes[f] = tuple(types[pos : pos + n])
-                pos += n
-
-        return types_of
-
-    def _result_type_list(self, e: ResultTypeList) -> Step:
-        decl = self.decl
-        field, parens = e.field, e.parens
-        is_attr = decl.attr(field) is not None
-
-        def result_types(p: Parser, c: OpState) -> None:
-            if parens:
-                p.expect("(")
-                types = [] if p.peek() == ")" else _type_list(p)
-                p.expect(")")
-            else:
-                types = _type_list(p)
-            if is_attr:
-                c.attrs[field] = tuple(types)
-            else:
-                c.rtypes[field] = tuple(types)
-
-        return result_types
-
-    # ------------------------------------------------------------------ attribute dictionary
-
-    def _attr_dict(self) -> Step:
+    def attr_dict_step(self) -> Step:
+        """The step reading ``{k = v, ...}`` (when the next tokens start one)."""
         decl = self.decl
 
         def attr_dict(p: Parser, c: OpState) -> None:
@@ -709,198 +507,66 @@ class _Compiler:
 
         return attr_dict
 
-    # ------------------------------------------------------------------ optional groups
-
-    def _optional(self, e: OptionalGroup) -> Step:
+    def bindings(self, p: Parser, scope: Scope, args: list[Value]) -> tuple[Value, ...]:
+        """``(%arg = %init : T, ...)``: defines ``args`` in ``scope``, returns the inits."""
         decl = self.decl
-        inner = self.steps(e.inner)
-        probe = self._probe(e.inner)
-        anchor = e.anchor
-        a = decl.attr(anchor)
-        set_unit = a is not None and a.kind == AttrKind.UNIT and not _sets_attr(e.inner, anchor)
-
-        def optional(p: Parser, c: OpState) -> None:
-            if probe(p):
-                for s in inner:
-                    s(p, c)
-                if set_unit:
-                    c.attrs[anchor] = True
-
-        return optional
-
-    def _probe(self, elems: tuple[FormatElement, ...]) -> Probe:
-        decl = self.decl
-        for e in elems:
-            if isinstance(e, Glue):
-                continue
-            if isinstance(e, Kw):
-                text = e.text
-                return lambda p: p.peek() == text
-            if isinstance(e, Clause):
-                head = e.name
-
-                def clause_probe(p: Parser, head: str = head) -> bool:
-                    i, toks = p.i, p.toks
-                    return i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("
-
-                return clause_probe
-            if isinstance(e, Attr):
-                return _attr_probe(decl.attr(e.field))
-            if isinstance(e, SymbolRef):
-                return lambda p: (p.peek() or " ")[0] == "@"
-            if isinstance(e, (Ref, Refs, RegionArg)):
-                return lambda p: (p.peek() or " ")[0] == "%"
-            if isinstance(e, (RegionRef, AttrDict)):
-                return lambda p: p.peek() == "{"
-            if isinstance(e, (TemplateParam, Flags)):
-                return lambda p: p.peek() == "<"
-            if isinstance(e, (Subscript, IndexList, PredicateList)):
-                return lambda p: p.peek() == "["
-            if isinstance(e, (BlockArgs, BindingList)):
-                return lambda p: p.peek() == "("
-            if isinstance(e, ResultTypeList) and e.parens:
-                return lambda p: p.peek() == "("
-            if isinstance(e, (TypeOf, TypesOf, ResultTypeList)):
-                return lambda p: p.is_type_start()
-            if isinstance(e, OptionalGroup):
-                continue
-            break
-        raise ValueError(
-            f"'{decl.name}': cannot tell from its first token whether an optional "
-            f"group {elems!r} is present"
-        )
-
-    # ------------------------------------------------------------------ region arguments
-
-    def _block_args(self, e: BlockArgs) -> Step:
-        region, omit_empty = e.region, e.omit_empty
-        isolated = self.isolated
-
-        def block_args(p: Parser, c: OpState) -> None:
-            if p.peek() != "(":
-                if omit_empty:
-                    return
-                raise p.expected("'(' starting the argument list")
-            scope = c.scope(region, p)
-            args = c.rargs[region]  # type: ignore[index]
+        p.i += 1
+        inits: list[Value] = []
+        pending: list[tuple[str, int]] = []
+        start = p.i
+        while p.peek() != ")":
+            if inits:
+                p.expect(",")
+            i = p.i
+            tok = p.peek()
+            if tok is None or tok[0] != "%":
+                raise p.expected("a binding ('%arg = %init : type')")
             p.i += 1
-            floor = p.push_scope(scope, isolated)
-            try:
-                first = True
-                while p.peek() != ")":
-                    if not first:
-                        p.expect(",")
-                    first = False
-                    i = p.i
-                    tok = p.peek()
-                    if tok is None or tok[0] != "%":
-                        raise p.expected("an argument ('%name: type')")
-                    p.i = i + 1
-                    p.expect(":")
-                    args.append(p.define(scope, tok, p.parse_type(), i))
-            finally:
-                p.pop_scope(floor)
-            p.i += 1
-
-        return block_args
-
-    def _binding_list(self, e: BindingList) -> Step:
-        decl = self.decl
-        field, region = e.field, e.region
-
-        def binding_list(p: Parser, c: OpState) -> None:
-            if p.peek() != "(":
-                c.groups[field] = ()
-                return
-            scope = c.scope(region, p)
-            args = c.rargs[region]  # type: ignore[index]
-            p.i += 1
-            inits: list[Value] = []
-            pending: list[tuple[str, int]] = []
-            start = p.i
-            while p.peek() != ")":
-                if inits:
-                    p.expect(",")
-                i = p.i
-                tok = p.peek()
-                if tok is None or tok[0] != "%":
-                    raise p.expected("a binding ('%arg = %init : type')")
+            p.expect("=")
+            inits.append(p.use())
+            pending.append((tok, i))
+            if p.peek() == ":":
                 p.i += 1
-                p.expect("=")
-                inits.append(p.use())
-                pending.append((tok, i))
-                if p.peek() == ":":
-                    p.i += 1
-                    ti = p.i
-                    types = _type_list(p)
-                    if len(types) > len(pending):
-                        raise p.error(
-                            "PARSE/012",
-                            f"'{decl.name}' binding list has "
-                            f"{len(types)} types for {len(pending)} bindings",
-                            ti,
-                        )
-                    if len(types) < len(pending) and len(types) != 1:
-                        raise p.error(
-                            "PARSE/012",
-                            f"'{decl.name}' binding list has "
-                            f"{len(types)} types for {len(pending)} bindings",
-                            ti,
-                        )
-                    if len(types) == 1 and len(pending) > 1:
-                        raise p.error(
-                            "PARSE/012",
-                            f"'{decl.name}' binding list has 1 type for {len(pending)} bindings",
-                            ti,
-                        )
-                    for (name, ni), t in zip(pending, types):
-                        args.append(p.define(scope, name, t, ni))
-                    pending = []
-            if pending:
-                raise p.error("PARSE/003", "expected ': type' after the binding", p.i)
-            p.i += 1
-            if not inits:
-                raise p.error("PARSE/003", "empty binding list '()'", start)
-            c.groups[field] = tuple(inits)
+                ti = p.i
+                types = _type_list(p)
+                if len(types) > len(pending):
+                    raise p.error(
+                        "PARSE/012",
+                        f"'{decl.name}' binding list has "
+                        f"{len(types)} types for {len(pending)} bindings",
+                        ti,
+                    )
+                if len(types) < len(pending) and len(types) != 1:
+                    raise p.error(
+                        "PARSE/012",
+                        f"'{decl.name}' binding list has "
+                        f"{len(types)} types for {len(pending)} bindings",
+                        ti,
+                    )
+                if len(types) == 1 and len(pending) > 1:
+                    raise p.error(
+                        "PARSE/012",
+                        f"'{decl.name}' binding list has 1 type for {len(pending)} bindings",
+                        ti,
+                    )
+                for (name, ni), t in zip(pending, types):
+                    args.append(p.define(scope, name, t, ni))
+                pending = []
+        if pending:
+            raise p.error("PARSE/003", "expected ': type' after the binding", p.i)
+        p.i += 1
+        if not inits:
+            raise p.error("PARSE/003", "empty binding list '()'", start)
+        return tuple(inits)
 
-        return binding_list
-
-    # ------------------------------------------------------------------ regions
-
-    def _region(self, field: str) -> Step:
+    def region_closer(self, rd: RegionDef) -> Callable[[Parser, Region], None]:
+        """Checks (or completes, with an implicit terminator) each block of a parsed region."""
         decl = self.decl
-        rd = decl.region(field)
-        if rd is None:
-            raise ValueError(f"'{decl.name}' RegionRef names unknown region '{field}'")
-        isolated = self.isolated
-        derived = rd.derived_from if rd.arg_source == ArgSource.DERIVED else None
         terminator = rd.terminator
         implicit = rd.implicit_terminator
         region_name = rd.name
 
-        def region_step(p: Parser, c: OpState) -> None:
-            i = p.i
-            toks = p.toks
-            if not (i < len(toks) and toks[i] == "{"):
-                raise p.expected("'{' opening a region")
-            p.i = i + 1
-            p.end_of_line()
-            open_at = (p.line_no, i)
-            scope = c.scope(field, p)
-            args = c.rargs[field]  # type: ignore[index]
-            if derived is not None:
-                _derive_args(p, c, derived, args, i)
-            if p.depth >= p.max_depth:
-                raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
-            p.depth += 1
-            region = Region([Block(tuple(args))])
-            floor = p.push_scope(scope, isolated)
-            p.pending_blank = False
-            try:
-                p.parse_block(region.blocks[0], region, open_at=open_at)
-            finally:
-                p.pop_scope(floor)
-                p.depth -= 1
+        def close(p: Parser, region: Region) -> None:
             if terminator is not None:
                 plans = p.plans
                 for block in region.blocks:
@@ -909,7 +575,8 @@ class _Compiler:
                     if lp is not None and lp.is_terminator:
                         continue
                     if implicit and terminator in plans:
-                        block.ops.append(Operation(terminator))
+                        # Located at the closing brace, so diagnostics about it have a place.
+                        block.ops.append(Operation(terminator, location_id=p.brace_location()))
                     else:
                         raise p.error(
                             "PARSE/014",
@@ -918,54 +585,8 @@ class _Compiler:
                             f"'{terminator}', found "
                             f"{repr(last.name) if last else 'an empty region'}",
                         )
-            p.i += 1  # the closing '}'
-            c.regions[field] = region
 
-        return region_step
-
-
-def _derive_args(
-    p: Parser, c: OpState, derived: tuple[str, ...], args: list[Value], at: int
-) -> None:
-    """Give placeholder region args their derived types; create unnamed missing ones."""
-    types: list[Type] = []
-    for src in derived:
-        name = src.lstrip("~")
-        vals = c.groups.get(name)
-        ts = [v.type for v in vals] if vals is not None else list(c.rtypes.get(name, ()))
-        types.extend(ts[:1] if src.startswith("~") else ts)
-    for k, v in enumerate(args):
-        if v.type is None:
-            if k >= len(types):
-                raise p.error("PARSE/012", "cannot tell the type of a region argument", at)
-            v.type = types[k]
-    if not args and types:
-        for t in types:
-            args.append(p.new_value(None, None, t, at, True))
-
-
-def _mismatch(p: Parser, field: str, v: Value, t: Type, index: int) -> LoomParseError:
-    from loom.format.text.printer import type_text, value_name
-
-    return p.error(
-        "PARSE/005",
-        f"type mismatch for '{field}': {value_name(v)} has type "
-        f"{type_text(v.type)}, but {type_text(t)} is written here",
-        index,
-    )
-
-
-def _sets_attr(elems: tuple[FormatElement, ...], name: str) -> bool:
-    for e in elems:
-        if isinstance(e, (Attr, SymbolRef, TemplateParam, Flags, PredicateList)) and (
-            e.field == name
-        ):
-            return True
-        if isinstance(e, ResultTypeList) and e.field == name:
-            return True
-        if isinstance(e, (Clause, OptionalGroup)) and _sets_attr(e.inner, name):
-            return True
-    return False
+        return close
 
 
 # ---------------------------------------------------------------------- plans

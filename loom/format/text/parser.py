@@ -22,7 +22,11 @@ from loom.format.text import parse_format as pf
 from loom.format.text.parse_fast import LINE_HEAD, NAMED_TYPES
 from loom.format.text.scopes import Scope
 from loom.format.text.tokenizer import (
+    MAX_LINE_TOKENS,
+    clip,
     decode_string,
+    describe,
+    is_digit,
     line_tokens,
     parse_int,
     token_spans,
@@ -63,9 +67,8 @@ _NO_TABLE = 1 << 62
 _ZEROS = memoryview(bytes(1 << 16))
 
 
-def describe(tok: str | None) -> str:
-    """How a token is named in messages."""
-    return "end of line" if tok is None else repr(tok)
+def _ascii_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
 
 
 class Parser:
@@ -151,10 +154,15 @@ class Parser:
         self, code: str, message: str, index: int | None = None, width_to: int | None = None
     ) -> LoomParseError:
         """A LoomParseError at token ``index`` of the current line (default: current)."""
-        if index is None:
-            index = self.i
-        spans = token_spans(self.text, self.line_start, self.line_end)
-        if self.comment_tok is not None and spans:
+        col, end_col = self.token_columns(self.i if index is None else index, width_to)
+        return self.error_at(code, message, self.line_no, col, end_col)
+
+    def token_columns(self, index: int, width_to: int | None = None) -> tuple[int, int]:
+        """1-based start and end columns of token ``index`` (through ``width_to``) of the line."""
+        spans = token_spans(
+            self.text, self.line_start, self.line_end, max(index, width_to or 0) + 1
+        )
+        if self.comment_tok is not None and len(spans) > len(self.toks):
             spans.pop()
         if index < len(spans):
             start, end = spans[index]
@@ -166,9 +174,7 @@ class Parser:
         else:
             start = _WS.match(self.text, self.line_start, self.line_end).end()
             end = start + 1
-        return self.error_at(
-            code, message, self.line_no, start - self.line_start + 1, end - self.line_start + 1
-        )
+        return start - self.line_start + 1, end - self.line_start + 1
 
     def error_at(
         self, code: str, message: str, line: int, col: int, end_col: int
@@ -181,7 +187,7 @@ class Parser:
     def expected(self, what: str, code: str = "PARSE/003") -> LoomParseError:
         """``expected X, found Y`` at the current token."""
         tok = self.peek()
-        if tok is not None and len(tok) == 1 and tok not in _PUNCTUATION and not tok.isalnum():
+        if tok is not None and len(tok) == 1 and tok not in _PUNCTUATION and not _ascii_alnum(tok):
             return self.error("PARSE/016", f"invalid character {tok!r}; expected {what}")
         if tok is not None and tok[0] == '"' and (len(tok) < 2 or tok[-1] != '"'):
             return self.error("PARSE/010", "unterminated string (missing closing '\"')")
@@ -204,6 +210,15 @@ class Parser:
             self.line_no += 1
             toks = line_tokens(text, start, end)
             self.line_start, self.line_end = start, end
+            if len(toks) > MAX_LINE_TOKENS:
+                col = _WS.match(text, start, end).end() - start + 1
+                raise self.error_at(
+                    "PARSE/021",
+                    f"line has more than {MAX_LINE_TOKENS} tokens; split it",
+                    self.line_no,
+                    col,
+                    col + 1,
+                )
             if not toks:
                 if self.pending_comments and not self.seen_op:
                     self.header.extend(self.pending_comments)
@@ -485,8 +500,16 @@ class Parser:
             m = _DIM.match(body, pos)
             if m is None:
                 break
-            if m.group(1) is not None:
-                dims.append(int(m.group(1)))
+            digits = m.group(1)
+            if digits is not None:
+                if len(digits) > 19 or int(digits) >= 1 << 63:
+                    raise self.error(
+                        "PARSE/004",
+                        f"invalid type '{clip(tok)}': dimension {clip(digits)} does not fit "
+                        "in 64 bits (a static dimension is at most 2^63-1)",
+                        index,
+                    )
+                dims.append(int(digits))
             else:
                 dynamic = True
                 dims.append(DynamicDim(self.lookup("%" + m.group(2), index)))
@@ -550,7 +573,7 @@ class Parser:
         i = self.i
         toks = self.toks
         tok = toks[i] if i < len(toks) else None
-        if tok is None or not (tok[0].isdigit() or (tok[0] == "-" and tok[1:2].isdigit())):
+        if tok is None or not (is_digit(tok[0]) or (tok[0] == "-" and is_digit(tok[1:2] or " "))):
             raise self.expected("an integer")
         try:
             value = parse_int(tok)
@@ -583,84 +606,18 @@ class Parser:
         """
         first = True
         plans = self.plans
-        text = self.text
-        n = self.n
-        find = text.find
-        head = LINE_HEAD.match
         ops = block.ops
-        append_span = self.locations.append_line_span
-        source_id = self.source_id
-        values = self.values
-        spare = self.spare_ids
-        resolve = self.resolve
-        type_of = self.type_of_token
         while True:
             toks = self.toks
             i = self.i
             if i >= len(toks):
-                if not self.pending_comments and not self.pending_blank:
-                    # Canonical op lines: one regex for the head, one for the rest; state is
-                    # kept in locals and written back once the run of such lines ends.
-                    pos, line_no = self.pos, self.line_no
-                    scope = self.scopes[-1].names
-                    live = self.live
-                    floor_id = _NO_TABLE if self.mixed else self.floor_id
-                    took = False
-                    while pos < n:
-                        end = find("\n", pos)
-                        if end < 0:
-                            end = n
-                        m = head(text, pos, end)
-                        if m is None:
-                            break
-                        digits, lhs, name = m.groups()
-                        plan = plans.get(name)
-                        if plan is None or plan.line_re is None:
-                            break
-                        b = plan.line_re.fullmatch(text, m.end(), end)
-                        if b is None:
-                            break
-                        op = plan.line_fn(
-                            self,
-                            b.groups(),
-                            digits,
-                            lhs,
-                            scope,
-                            resolve,
-                            type_of,
-                            values,
-                            live,
-                            floor_id,
-                            spare,
-                        )
-                        if op is None:
-                            break
-                        line_no += 1
-                        if lhs is not None:
-                            start = m.start(2)
-                        elif digits is not None:
-                            start = m.start(1) - 1  # the '%' before the digits
-                        else:
-                            start = m.start(3)
-                        lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
-                        if lid < len(values):
-                            lid = values[lid].id  # one int object for equal ids
-                        else:
-                            spare.append(lid)
-                        op.location_id = lid
-                        if top:
-                            self.line_no = line_no
-                            self.top_level_symbol(op)
-                        ops.append(op)
-                        took = True
-                        last = pos
-                        pos = end + 1
-                    if took:
-                        self.line_start, self.line_end = last, pos - 1
-                        self.pos, self.line_no = pos, line_no
-                        self.seen_op = True
-                        first = False
-                        continue
+                if (
+                    not self.pending_comments
+                    and not self.pending_blank
+                    and self.canonical_run(ops, top)
+                ):
+                    first = False
+                    continue
                 if not self.next_line():
                     if top:
                         self.trailing_trivia(block, bool(block.ops or self.header))
@@ -686,6 +643,84 @@ class Parser:
                 self.top_level_symbol(op)
             ops.append(op)
             first = False
+
+    def canonical_run(self, ops: list[Operation], top: bool) -> bool:
+        """Parse the run of canonical op lines starting at the next line into ``ops``.
+
+        Each line is read by two regexes (:data:`LINE_HEAD`, then the op's line path) without
+        tokenizing; the run ends before the first line they do not take. State is kept in
+        locals and written back once. Returns whether any line was taken.
+        """
+        text = self.text
+        n = self.n
+        find = text.find
+        head = LINE_HEAD.match
+        plans = self.plans
+        append_span = self.locations.append_line_span
+        source_id = self.source_id
+        values = self.values
+        spare = self.spare_ids
+        resolve = self.resolve
+        type_of = self.type_of_token
+        pos, line_no = self.pos, self.line_no
+        scope = self.scopes[-1].names
+        live = self.live
+        floor_id = _NO_TABLE if self.mixed else self.floor_id
+        last = -1
+        while pos < n:
+            end = find("\n", pos)
+            if end < 0:
+                end = n
+            m = head(text, pos, end)
+            if m is None:
+                break
+            digits, lhs, name = m.groups()
+            plan = plans.get(name)
+            if plan is None or plan.line_re is None:
+                break
+            b = plan.line_re.fullmatch(text, m.end(), end)
+            if b is None:
+                break
+            op = plan.line_fn(
+                self,
+                b.groups(),
+                digits,
+                lhs,
+                scope,
+                resolve,
+                type_of,
+                values,
+                live,
+                floor_id,
+                spare,
+            )
+            if op is None:
+                break
+            line_no += 1
+            if lhs is not None:
+                start = m.start(2)
+            elif digits is not None:
+                start = m.start(1) - 1  # the '%' before the digits
+            else:
+                start = m.start(3)
+            lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
+            if lid < len(values):
+                lid = values[lid].id  # one int object for equal ids
+            else:
+                spare.append(lid)
+            op.location_id = lid
+            if top:
+                self.line_no = line_no
+                self.top_level_symbol(op)
+            ops.append(op)
+            last = pos
+            pos = end + 1
+        if last < 0:
+            return False
+        self.line_start, self.line_end = last, pos - 1
+        self.pos, self.line_no = pos, line_no
+        self.seen_op = True
+        return True
 
     def trailing_trivia(self, block: Block, after_something: bool) -> None:
         """Give ``block`` the comments pending before its closing ``}`` (or the end of file).
@@ -839,6 +874,16 @@ class Parser:
                 self.locations.append_span(self.source_id, line, start - ls + 1, line, end - ls + 1)
             )
         return op
+
+    def brace_location(self) -> int:
+        """A location id for the current token (the ``}`` closing a region)."""
+        if self.i == 0:  # the usual case: the brace starts its line
+            start = _WS.match(self.text, self.line_start, self.line_end).end() - self.line_start
+            col = (start + 1, start + 2)
+        else:
+            col = self.token_columns(self.i)
+        lid = self.locations.append_line_span(self.source_id, self.line_no, col[0], col[1])
+        return self.location_id(lid)
 
     def line_span(self) -> tuple[int, int]:
         """1-based start and end (exclusive) columns of the current line's tokens."""

@@ -1,7 +1,7 @@
 """Print plans: each declaration's format compiled once into a generated Python function.
 
-The generic printer walks format elements with ``isinstance`` tests, groups operands by field
-and joins tokens with the spacing rule for every op. A plan does all of that once per
+The generic printer asks each format element to print itself, groups operands by field and
+joins tokens with the spacing rule for every op. A plan does all of that once per
 declaration: the spacing between tokens is decided while compiling (a runtime flag is kept only
 after optional elements whose presence changes it), operands are read by position, and the
 op's line is built by a few f-strings. Ops with regions are covered too: the generated code
@@ -10,6 +10,8 @@ hands each region to the printer between the lines it builds.
 Any op that does not fit its declaration (wrong counts, missing attributes, odd attribute
 text) makes the generated function raise; the printer then falls back to its generic walk,
 which reports the problem, so the output is byte-identical either way. No op is named here.
+Each element contributes its fragment (``print_code`` in :mod:`loom.format.elements`); the
+generator here holds the shared primitives (spacing state, field locals, branches).
 """
 
 from __future__ import annotations
@@ -17,32 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loom.dsl import (
-    Attr,
-    AttrDict,
-    AttrKind,
-    BindingList,
-    BlockArgs,
-    Clause,
-    Flags,
-    FormatElement,
-    Glue,
-    IndexList,
-    Kw,
-    OpDef,
-    OptionalGroup,
-    PredicateList,
-    Ref,
-    Refs,
-    RegionArg,
-    RegionRef,
-    ResultTypeList,
-    Subscript,
-    SymbolRef,
-    TemplateParam,
-    TypeOf,
-    TypesOf,
-)
+from loom.dsl import AttrKind, OpDef
+from loom.format.text.codegen import compile_generated
 from loom.ir import DYNAMIC_INDEX, Operation, Value
 from loom.opview import needs_segments, operand_groups
 
@@ -125,8 +103,7 @@ class PrintPlan:
             "CONSUMED": consumed,
             **helpers,
         }
-        code = compile(self.source, f"<print plan {decl.name}>", "exec")
-        exec(code, env)  # noqa: S102 - generated from the declaration, see _Gen
+        compile_generated(self.source, "print", decl.name, env)
         self.fn = env["_print"]
 
 
@@ -298,7 +275,7 @@ class _Gen:
         self.state = "n"
         self.token(lit=decl.name)
         for e in decl.format:
-            self.element(e)
+            e.print_code(self)
         last = "".join(self.pending)
         if self.uses_parts:
             joined, last = 'indent + "".join(parts) + ', last
@@ -318,130 +295,21 @@ class _Gen:
     def symbol_decl(self) -> bool:
         return self.decl.symbol_trait is not None
 
-    def element(self, e: FormatElement) -> None:  # noqa: C901
-        decl = self.decl
-        if isinstance(e, Kw):
-            self.token(
-                lit=e.text,
-                nsb=e.text.startswith(NO_SPACE_BEFORE),
-                nsa=e.text.endswith(NO_SPACE_AFTER),
-            )
-        elif isinstance(e, Glue):
-            self.glue()
-        elif isinstance(e, Ref):
-            v = self.one(e.field)
-            self.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
-        elif isinstance(e, Refs):
-            self.name_list(e.fields, bracket=False)
-        elif isinstance(e, Subscript):
-            self.glue()
-            self.name_list(e.fields, bracket=True)
-        elif isinstance(e, IndexList):
-            dyn = self.seq((e.dynamic,))
-            self.glue()
-            self.token(expr=f"_index_text({dyn}, a.get({e.static!r}))")
-        elif isinstance(e, TypeOf):
-            v = self.one(e.field)
-            self.token(expr=f"tg(id({v}.type)) or tt({v}.type)")
-        elif isinstance(e, TypesOf):
-            if not e.fields:
-                return
-            if self.static_count(e.fields):
-                text = ", ".join(
-                    "{tg(id(" + v + ".type)) or tt(" + v + ".type)}"
-                    for v in (self.values(f)[1] for f in e.fields)
-                )
-                self.sep(False)
-                self.pending.append(text)
-                self.state = "s"
-            else:
-                var = self.tmp()
-                self.flush()
-                self.emit(f"{var} = {self.seq(e.fields)}")
-                self.branch(var, lambda: self.token(expr=f"', '.join([tt(x.type) for x in {var}])"))
-        elif isinstance(e, ResultTypeList):
-            if decl.attr(e.field) is not None:
-                raise _Unsupported
-            text = f"', '.join([tt(x.type) for x in {self.seq((e.field,))}])"
-            if e.parens:
-                self.token(lit="(", expr=text)
-                self.pending.append(")")
-                self.state = "s"
-            else:
-                self.token(expr=text)
-        elif isinstance(e, (Attr, TemplateParam)):
-            a = decl.attr(e.field)
-            if a is None:
-                raise _Unsupported
-            if a.kind in (AttrKind.ENUM, AttrKind.FLAGS):
-                value = f"a[{a.name!r}]"
-                text = f"str({value})"
-            else:
-                text = f"attr_text({a.kind!r}, a[{a.name!r}])"
-            if isinstance(e, TemplateParam):
-                self.glue()
-                self.token(lit="<", expr=text)
-                self.pending.append(">")
-                self.state = "s"
-            else:
-                self.token(expr=f"_checked({text})")
-        elif isinstance(e, SymbolRef):
-            self.token(lit="@", expr=f"_checked(str(a[{e.field!r}]))")
-        elif isinstance(e, Flags):
-            var = self.tmp()
-            self.flush()
-            self.emit(f"{var} = a.get({e.field!r})")
+    NO_SPACE_BEFORE = NO_SPACE_BEFORE
+    NO_SPACE_AFTER = NO_SPACE_AFTER
 
-            def flags() -> None:
-                self.glue()
-                self.token(lit="<", expr=var)
-                self.pending.append(">")
-                self.state = "s"
+    def unsupported(self) -> None:
+        """Leave this declaration to the generic printer."""
+        raise _Unsupported
 
-            self.branch(var, flags)
-        elif isinstance(e, Clause):
-            self.token(lit=e.name + "(", nsa=True)
-            for inner in e.inner:
-                self.element(inner)
-            self.token(lit=")", nsb=True)
-        elif isinstance(e, AttrDict):
-            var = self.tmp()
-            self.flush()
-            self.emit(f"{var} = attr_dict(DECL, CONSUMED, a) if a else ''")
-            self.branch(var, lambda: self.token(expr=var))
-        elif isinstance(e, OptionalGroup):
-            self.branch(self.present(e.anchor), lambda: [self.element(x) for x in e.inner])
-        elif isinstance(e, BlockArgs):
-            args = self.region_args(e.region)
-            text = f"', '.join([_name(x) + ': ' + tt(x.type) for x in {args}])"
-
-            def block_args() -> None:
-                self.glue()
-                self.token(lit="(", expr=text)
-                self.pending.append(")")
-                self.state = "s"
-
-            if e.omit_empty:
-                self.flush()
-                self.branch(args, block_args)
-            else:
-                block_args()
-        elif isinstance(e, RegionArg):
-            args = self.region_args(e.region)
-            self.token(expr=f"_name({args}[{e.index}])")
-        elif isinstance(e, BindingList):
-            self.binding_list(e)
-        elif isinstance(e, PredicateList):
-            self.token(
-                lit="[",
-                expr=f"', '.join([predicate_text(x) for x in a.get({e.field!r}, ())])",
-            )
-            self.pending.append("]")
-            self.state = "s"
-        elif isinstance(e, RegionRef):
-            self.region(e.field)
-        else:
+    def attr_text_expr(self, field: str) -> str:
+        """An expression for the text of required attribute ``field`` (spelled by its kind)."""
+        a = self.decl.attr(field)
+        if a is None:
             raise _Unsupported
+        if a.kind in (AttrKind.ENUM, AttrKind.FLAGS):
+            return f"str(a[{a.name!r}])"
+        return f"attr_text({a.kind!r}, a[{a.name!r}])"
 
     def name_list(self, fields: tuple[str, ...], bracket: bool) -> None:
         if self.static_count(fields):
@@ -497,39 +365,3 @@ class _Gen:
             f"if len(op.regions) > {k} and op.regions[{k}].blocks else ()"
         )
         return var
-
-    def binding_list(self, e: BindingList) -> None:
-        inits = self.seq((e.field,))
-        k = self.region_index(e.region)
-        var, args = self.tmp(), self.tmp("ra")
-        self.flush()
-        self.emit(f"{var} = {inits}")
-
-        def body() -> None:
-            self.flush()
-            self.emit(f"{args} = op.regions[{k}].blocks[0].args[{e.skip}:]")
-            self.emit(f"if len({args}) != len({var}):")
-            self.emit("    raise Fallback")
-            text = (
-                f"', '.join([_name(x) + ' = ' + _name(y) + ' : ' + tt(x.type) "
-                f"for x, y in zip({args}, {var})])"
-            )
-            self.glue()
-            self.token(lit="(", expr=text)
-            self.pending.append(")")
-            self.state = "s"
-
-        self.branch(var, body)
-
-    def region(self, field: str) -> None:
-        k = self.region_index(field)
-        rd = self.decl.region(field)
-        elide = rd.terminator if rd.implicit_terminator else None
-        self.token(lit="{", nsa=True)
-        self.flush()
-        self.emit(f"reg = op.regions[{k}]")
-        self.emit('pr._lines.append(indent + "".join(parts))')
-        self.emit(f"pr._print_region(reg, indent, {elide!r})")
-        self.emit('parts = ["}"]')
-        self.emit("P = parts.append")
-        self.state = "s"

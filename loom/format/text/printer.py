@@ -12,33 +12,9 @@ import gc
 from collections.abc import Iterable
 from typing import Any
 
-from loom.dsl import (
-    Attr,
-    AttrDict,
-    AttrKind,
-    BindingList,
-    BlockArgs,
-    Clause,
-    Flags,
-    FormatElement,
-    Glue,
-    IndexList,
-    Kw,
-    OpDef,
-    OptionalGroup,
-    PredicateList,
-    Ref,
-    Refs,
-    RegionArg,
-    RegionRef,
-    ResultTypeList,
-    Subscript,
-    SymbolRef,
-    TemplateParam,
-    TypeOf,
-    TypesOf,
-)
+from loom.dsl import AttrKind, OpDef
 from loom.errors import LoomPrintError
+from loom.format.elements import walk
 from loom.format.text.literals import format_scalar_literal, quote_string
 from loom.format.text.print_plan import GLUE, Fallback, PrintPlan
 from loom.ir import (
@@ -114,32 +90,25 @@ def join_tokens(tokens: list[Any]) -> str:
 def consumed_attrs(decl: OpDef) -> frozenset[str]:
     """Attributes the format prints outside the attribute dictionary."""
     names: set[str] = {SEGMENTS_ATTR}
-
-    def walk(elems: Iterable[FormatElement]) -> None:
-        for e in elems:
-            if isinstance(
-                e, (Attr, SymbolRef, TemplateParam, Flags, PredicateList, ResultTypeList)
-            ):
-                names.add(e.field)
-            elif isinstance(e, IndexList):
-                names.add(e.static)
-            elif isinstance(e, OptionalGroup):
-                if decl.attr(e.anchor) is not None:
-                    names.add(e.anchor)
-                walk(e.inner)
-            elif isinstance(e, Clause):
-                walk(e.inner)
-
-    walk(decl.format)
+    for e in walk(decl.format):
+        names.update(e.attrs_written())
+        anchor = getattr(e, "anchor", None)  # an optional group's attribute anchor
+        if anchor is not None:
+            names.add(anchor)
     return frozenset(n for n in names if decl.attr(n) is not None or n == SEGMENTS_ATTR)
 
 
 class _OpContext:
-    """Field lookups for the op being printed."""
+    """What a format element's ``print_text`` sees: the op's fields, the tokens of its current
+    line, and the printer's primitives."""
 
-    __slots__ = ("op", "decl", "operands", "results", "regions")
+    __slots__ = ("op", "decl", "operands", "results", "regions", "printer", "tokens", "indent")
 
-    def __init__(self, op: Operation, decl: OpDef) -> None:
+    GLUE = _GLUE
+    name = staticmethod(value_name)
+    type = staticmethod(type_text)
+
+    def __init__(self, op: Operation, decl: OpDef, printer: Printer, indent: str) -> None:
         self.op = op
         self.decl = decl
         try:
@@ -148,15 +117,31 @@ class _OpContext:
         except ValueError as e:
             raise LoomPrintError(f"cannot print '{op.name}': {e}") from None
         self.regions = region_groups(op, decl)
+        self.printer = printer
+        self.tokens: list[Any] = []
+        self.indent = indent
+
+    def error(self, message: str) -> LoomPrintError:
+        """The error for an op that does not fit its declaration."""
+        return LoomPrintError(message)
 
     def values(self, field: str) -> tuple[Value, ...]:
+        """The values of operand or result field ``field``."""
         if field in self.operands:
             return self.operands[field]
         if field in self.results:
             return self.results[field]
         raise LoomPrintError(f"'{self.decl.name}' format names unknown value field '{field}'")
 
+    def one(self, field: str) -> Value:
+        """The single value of ``field``."""
+        vals = self.values(field)
+        if len(vals) != 1:
+            raise LoomPrintError(f"'{self.decl.name}' needs one '{field}', has {len(vals)}")
+        return vals[0]
+
     def present(self, field: str) -> bool:
+        """Whether field ``field`` (value, region or attribute) is present and non-empty."""
         if field in self.operands:
             return bool(self.operands[field])
         if field in self.results:
@@ -165,6 +150,65 @@ class _OpContext:
             return self.regions[field] is not None
         value = self.op.attributes.get(field)
         return value is not None and value != () and value is not False
+
+    def region_args(self, field: str) -> tuple[Value, ...]:
+        """The entry arguments of region ``field`` (empty when it has none)."""
+        region = self.regions.get(field)
+        return region.blocks[0].args if region is not None and region.blocks else ()
+
+    def comma(self, items: list[str]) -> None:
+        """Append ``items`` separated by commas."""
+        t = self.tokens
+        for i, item in enumerate(items):
+            if i:
+                t.append(",")
+            t.append(item)
+
+    def attr(self, name: str) -> Any:
+        """The value of required attribute ``name``."""
+        value = self.op.attributes.get(name)
+        if value is None:
+            raise LoomPrintError(f"'{self.decl.name}' is missing attribute '{name}'")
+        return value
+
+    def attr_text(self, name: str) -> str:
+        """The text of required attribute ``name`` (spelled by its kind)."""
+        a = self.decl.attr(name)
+        return attr_value_text(a.kind if a else None, self.attr(name))
+
+    def attr_dict(self) -> None:
+        """Append ``{k = v, ...}`` of the attributes no other element prints."""
+        text = _attr_dict_text(self.decl, self.printer.consumed(self.decl), self.op.attributes)
+        if text:
+            self.tokens.append(text)
+
+    def index_entries(self, dynamic: tuple[Value, ...], static: Any) -> list[str]:
+        """Entries of an index list mixing static ints and dynamic values."""
+        return _index_entries(dynamic, static)
+
+    def predicate_text(self, p: Predicate) -> str:
+        """``kind(args)`` of one predicate."""
+        return _predicate_text(p)
+
+    def emit(self, elems: Iterable[Any]) -> None:
+        """Print nested elements."""
+        for e in elems:
+            e.print_text(self)
+
+    def print_region(self, field: str) -> None:
+        """End the line with `` {``, print region ``field`` and continue after its ``}``."""
+        region = self.regions.get(field)
+        if region is None:
+            raise LoomPrintError(f"'{self.decl.name}' is missing region '{field}'")
+        rd = self.decl.region(field)
+        elide = rd.terminator if rd.implicit_terminator else None
+        t = self.tokens
+        t.append("{")
+        printer = self.printer
+        printer._lines.append(self.indent + join_tokens(t))
+        printer._print_region(region, self.indent, elide)
+        t.clear()
+        t.append("}")
 
 
 class Printer:
@@ -247,7 +291,7 @@ class Printer:
         decl = self.registry.get(op.name)
         if decl is None:
             return None
-        plan = decl.plan(_print_plan)
+        plan = decl.plan(print_plan)
         self._plans[op.name] = plan
         self._fns[op.name] = plan.fn
         return plan
@@ -338,170 +382,25 @@ class Printer:
     def _generic_op(self, op: Operation, indent: str, tail: str | None) -> None:
         """Print ``op`` by walking its declaration's format (also reports malformed ops)."""
         decl = self._decl(op)
-        ctx = _OpContext(op, decl)
-        tokens: list[Any] = []
+        ctx = _OpContext(op, decl, self, indent)
+        tokens = ctx.tokens
         if op.results and decl.symbol_trait is None:
             tokens.append(", ".join(value_name(r) for r in op.results))
             tokens.append("=")
         tokens.append(op.name)
-        self._tokens = tokens
-        self._indent = indent
         if self.record_lines:
             self.op_lines[id(op)] = len(self._lines) + 1
-        self._emit(decl.format, ctx)
+        ctx.emit(decl.format)
         if tail is not None:
             tokens.append(tail)
-        self._lines.append(indent + join_tokens(self._tokens))
+        self._lines.append(indent + join_tokens(tokens))
 
-    # ------------------------------------------------------------------ format elements
-
-    def _emit(self, elems: Iterable[FormatElement], ctx: _OpContext) -> None:
-        for e in elems:
-            self._emit_one(e, ctx)
-
-    def _emit_one(self, e: FormatElement, ctx: _OpContext) -> None:  # noqa: C901
-        t = self._tokens
-        if isinstance(e, Kw):
-            t.append(e.text)
-        elif isinstance(e, Ref):
-            vals = ctx.values(e.field)
-            if len(vals) != 1:
-                raise LoomPrintError(f"'{ctx.decl.name}' needs one '{e.field}', has {len(vals)}")
-            t.append(value_name(vals[0]))
-        elif isinstance(e, Refs):
-            self._comma_list([value_name(v) for f in e.fields for v in ctx.values(f)])
-        elif isinstance(e, Subscript):
-            t.append(_GLUE)
-            t.append("[")
-            self._comma_list([value_name(v) for f in e.fields for v in ctx.values(f)])
-            t.append("]")
-        elif isinstance(e, IndexList):
-            t.append(_GLUE)
-            t.append("[")
-            self._comma_list(_index_entries(ctx.values(e.dynamic), ctx.op.attributes.get(e.static)))
-            t.append("]")
-        elif isinstance(e, TypeOf):
-            vals = ctx.values(e.field)
-            if len(vals) != 1:
-                raise LoomPrintError(f"'{ctx.decl.name}' needs one '{e.field}', has {len(vals)}")
-            t.append(type_text(vals[0].type))
-        elif isinstance(e, TypesOf):
-            self._comma_list([type_text(v.type) for f in e.fields for v in ctx.values(f)])
-        elif isinstance(e, ResultTypeList):
-            if ctx.decl.attr(e.field) is not None:
-                types = list(ctx.op.attributes.get(e.field, ()))
-            else:
-                types = [v.type for v in ctx.values(e.field)]
-            text = ", ".join(type_text(x) for x in types)
-            t.append(f"({text})" if e.parens else text)
-        elif isinstance(e, Attr):
-            t.append(self._attr_text(ctx, e.field))
-        elif isinstance(e, SymbolRef):
-            t.append("@" + str(self._attr(ctx, e.field)))
-        elif isinstance(e, TemplateParam):
-            t.append(_GLUE)
-            t.append(f"<{self._attr_text(ctx, e.field)}>")
-        elif isinstance(e, Flags):
-            value = ctx.op.attributes.get(e.field)
-            if value:
-                t.append(_GLUE)
-                t.append(f"<{value}>")
-        elif isinstance(e, Glue):
-            t.append(_GLUE)
-        elif isinstance(e, Clause):
-            t.append(e.name + "(")
-            self._emit(e.inner, ctx)
-            t.append(")")
-        elif isinstance(e, AttrDict):
-            self._attr_dict(ctx)
-        elif isinstance(e, OptionalGroup):
-            if ctx.present(e.anchor):
-                self._emit(e.inner, ctx)
-        elif isinstance(e, BlockArgs):
-            region = ctx.regions.get(e.region)
-            args = region.blocks[0].args if region is not None and region.blocks else ()
-            if args or not e.omit_empty:
-                t.append(_GLUE)
-                t.append("(")
-                self._comma_list([f"{value_name(a)}: {type_text(a.type)}" for a in args])
-                t.append(")")
-        elif isinstance(e, RegionArg):
-            region = ctx.regions.get(e.region)
-            args = region.blocks[0].args if region is not None and region.blocks else ()
-            if len(args) <= e.index:
-                raise LoomPrintError(
-                    f"'{ctx.decl.name}' region '{e.region}' lacks argument {e.index}"
-                )
-            t.append(value_name(args[e.index]))
-        elif isinstance(e, BindingList):
-            inits = ctx.values(e.field)
-            if inits:
-                region = ctx.regions.get(e.region)
-                args = region.blocks[0].args[e.skip :] if region is not None else ()
-                if len(args) != len(inits):
-                    raise LoomPrintError(
-                        f"'{ctx.decl.name}' binds {len(inits)} values to "
-                        f"{len(args)} region arguments"
-                    )
-                t.append(_GLUE)
-                t.append("(")
-                self._comma_list(
-                    [
-                        f"{value_name(a)} = {value_name(v)} : {type_text(a.type)}"
-                        for a, v in zip(args, inits)
-                    ]
-                )
-                t.append(")")
-        elif isinstance(e, PredicateList):
-            preds = ctx.op.attributes.get(e.field, ())
-            t.append("[" + ", ".join(_predicate_text(p) for p in preds) + "]")
-        elif isinstance(e, RegionRef):
-            region = ctx.regions.get(e.field)
-            if region is None:
-                raise LoomPrintError(f"'{ctx.decl.name}' is missing region '{e.field}'")
-            rd = ctx.decl.region(e.field)
-            elide = rd.terminator if rd.implicit_terminator else None
-            t.append("{")
-            indent = self._indent
-            self._lines.append(indent + join_tokens(t))
-            self._print_region(region, indent, elide)
-            self._tokens, self._indent = t, indent
-            t.clear()
-            t.append("}")
-        else:  # pragma: no cover - new element kinds must be taught to the printer
-            raise LoomPrintError(f"unsupported format element {e!r}")
-
-    def _comma_list(self, items: list[str]) -> None:
-        for i, item in enumerate(items):
-            if i:
-                self._tokens.append(",")
-            self._tokens.append(item)
-
-    def _attr(self, ctx: _OpContext, name: str) -> Any:
-        value = ctx.op.attributes.get(name)
-        if value is None:
-            raise LoomPrintError(f"'{ctx.decl.name}' is missing attribute '{name}'")
-        return value
-
-    def _attr_text(self, ctx: _OpContext, name: str) -> str:
-        a = ctx.decl.attr(name)
-        return attr_value_text(a.kind if a else None, self._attr(ctx, name))
-
-    def _attr_dict(self, ctx: _OpContext) -> None:
-        consumed = self._consumed.get(ctx.decl.name)
+    def consumed(self, decl: OpDef) -> frozenset[str]:
+        """Attributes ``decl``'s format prints outside the dictionary (cached per op name)."""
+        consumed = self._consumed.get(decl.name)
         if consumed is None:
-            consumed = self._consumed[ctx.decl.name] = consumed_attrs(ctx.decl)
-        entries = []
-        for key in sorted(ctx.op.attributes):
-            if key in consumed:
-                continue
-            value = ctx.op.attributes[key]
-            a = ctx.decl.attr(key)
-            if a is not None and a.default is not None and value == a.default:
-                continue
-            entries.append(f"{key} = {attr_value_text(a.kind if a else None, value)}")
-        if entries:
-            self._tokens.append("{" + ", ".join(entries) + "}")
+            consumed = self._consumed[decl.name] = consumed_attrs(decl)
+        return consumed
 
     # ------------------------------------------------------------------ locations
 
@@ -611,7 +510,7 @@ def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:
     return "{" + ", ".join(entries) + "}" if entries else ""
 
 
-def _print_plan(decl: OpDef) -> PrintPlan:
+def print_plan(decl: OpDef) -> PrintPlan:
     """The print plan of one declaration (kept by the declaration, see ``OpDef.plan``)."""
     return PrintPlan(decl, consumed_attrs(decl), _HELPERS)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 # Alternatives whose first characters overlap keep their relative order (shaped types before
@@ -38,6 +39,16 @@ TOKEN_RE = re.compile("|".join(_PATTERNS))
 """The token regex; alternatives are tried in order at each position."""
 
 _findall = TOKEN_RE.findall
+_finditer = TOKEN_RE.finditer
+MAX_INT_DIGITS = 4300
+"""Longest integer literal accepted (digits after any sign and ``0x``): Python's default limit
+for decimal conversion, applied to hex too so no literal costs more than the text it came from."""
+MAX_HEX_DIGITS = 3571
+"""Longest hex literal accepted: its value still prints in at most :data:`MAX_INT_DIGITS`
+decimal digits (3571 * 4 bits < 4300 * log2(10))."""
+MAX_LINE_TOKENS = 1 << 20
+"""Most tokens one line may hold: a longer line is reported before its tokens are all made, so
+memory stays a small multiple of the input (see :func:`line_tokens`)."""
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _SPECIAL_FLOATS = {
     "inf": float("inf"),
@@ -48,19 +59,44 @@ _SPECIAL_FLOATS = {
 
 
 def line_tokens(text: str, start: int, end: int) -> list[str]:
-    """Tokens of ``text[start:end]`` (one line, without its newline)."""
-    return _findall(text, start, end)
+    """Tokens of ``text[start:end]`` (one line, without its newline).
+
+    A line that could hold more than :data:`MAX_LINE_TOKENS` tokens is read token by token and
+    cut after one more than that, so the caller sees it is too long without building them all.
+    """
+    if end - start <= MAX_LINE_TOKENS:
+        return _findall(text, start, end)
+    return [m.group() for m in islice(_finditer(text, start, end), MAX_LINE_TOKENS + 1)]
 
 
-def token_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """``(start, end)`` offsets of each token of the line, in the same order as line_tokens."""
-    return [m.span() for m in TOKEN_RE.finditer(text, start, end)]
+def token_spans(text: str, start: int, end: int, upto: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of each token of the line, in the same order as line_tokens;
+    with ``upto``, only those of tokens ``0..upto`` (a diagnostic needs no more)."""
+    found = _finditer(text, start, end)
+    if upto is not None:
+        found = islice(found, upto + 1)
+    return [m.span() for m in found]
 
 
 def is_number_token(tok: str) -> bool:
     """True for integer and float tokens (``-inf``/``-nan`` included)."""
     c = tok[0]
-    return c.isdigit() or (c == "-" and len(tok) > 1 and tok[1] != ">")
+    return "0" <= c <= "9" or (c == "-" and len(tok) > 1 and tok[1] != ">")
+
+
+def describe(tok: str | None) -> str:
+    """How a token is named in messages."""
+    return "end of line" if tok is None else repr(clip(tok))
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` shortened for a message (a hostile token may be megabytes long)."""
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-8:]}"
+
+
+def is_digit(c: str) -> bool:
+    """True for an ASCII digit (``str.isdigit`` also accepts ``'٣'`` and ``'²'``)."""
+    return "0" <= c <= "9"
 
 
 def decode_string(tok: str) -> str:
@@ -94,11 +130,23 @@ def _even_backslashes(tok: str) -> bool:
 
 
 def parse_int(tok: str) -> int:
-    """An integer token (decimal or ``0x`` hex) as int; ValueError when it is not one."""
+    """An integer token (decimal or ``0x`` hex) as int; ValueError when it is not one.
+
+    Only ASCII digits count (``int()`` alone also reads ``'٣'``), and a literal longer than
+    :data:`MAX_INT_DIGITS` digits is refused with a reason.
+    """
+    if not tok.isascii():
+        raise ValueError("only ASCII digits 0-9 may spell a number")
+    digits = len(tok) - (tok[0] in ("+", "-"))
     if "x" in tok or "X" in tok:
+        digits -= 2
+        if digits > MAX_HEX_DIGITS:
+            raise ValueError(f"it has {digits} hex digits; at most {MAX_HEX_DIGITS} are accepted")
         return int(tok, 16)
     if "." in tok or "e" in tok or "E" in tok:
         raise ValueError("expected an integer, found a float literal")
+    if digits > MAX_INT_DIGITS:
+        raise ValueError(f"it has {digits} digits; at most {MAX_INT_DIGITS} are accepted")
     return int(tok)
 
 

@@ -1,0 +1,1211 @@
+"""Assembly-format elements: each class owns its text syntax in every direction.
+
+An op's ``format`` is a short list of these (``Ref("lhs")``, ``Kw(":")``, ``TypeOf("result")``,
+...). Each element knows, side by side:
+
+* :meth:`~FormatElement.print_text`: how the generic printer writes it;
+* :meth:`~FormatElement.parse_steps`: the steps the generic parser runs for it;
+* :meth:`~FormatElement.probe`: how an optional group tells from one token that it is present;
+* :meth:`~FormatElement.print_code`, :meth:`~FormatElement.fast_code` and
+  :meth:`~FormatElement.line_code`: the fragments it contributes to the generated print path
+  and to the two generated parse paths (token and whole-line), or a refusal (the declaration
+  then takes the generic path);
+* :meth:`~FormatElement.attrs_written`: the attributes it writes outside the dictionary;
+* :meth:`~FormatElement.keywords`: the words it adds to the highlighter's keyword class.
+
+The methods receive the consumer's context object (the generic printer's per-op context, the
+parse-plan compiler, or a code generator) and use only its primitives, so this module imports
+nothing from the text layer and :mod:`loom.dsl` re-exports the classes unchanged: declarations
+keep writing ``from loom.dsl import Ref``. Attribute *kinds* (how an enum or an integer value is
+spelled) stay with the contexts; elements decide structure. Adding syntax means one class here
+and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from loom.ir import DYNAMIC_INDEX, Block, Region, Value
+
+Ctx = Any
+"""A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
+
+
+@dataclass(frozen=True)
+class FormatElement:
+    """Base of assembly-format elements."""
+
+    role: ClassVar[str] = "punctuation"
+    """Highlighting role of the element's text (``keyword``, ``value``, ``type``, ...)."""
+    transparent: ClassVar[bool] = False
+    """Optional-group probes look past this element to the next one."""
+
+    @property
+    def children(self) -> tuple[FormatElement, ...]:
+        """Nested elements (groups and clauses)."""
+        return ()
+
+    def print_text(self, c: Ctx) -> None:
+        """Append this element's tokens for the op of printer context ``c``."""
+        raise c.error(f"unsupported format element {self!r}")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        """The generic parser's steps ``step(parser, state)`` for this element."""
+        raise ValueError(f"'{pc.decl.name}': the parser does not know format element {self!r}")
+
+    def probe(self, pc: Ctx) -> Callable[..., bool] | None:
+        """A test of the current token telling whether this element starts here (or None)."""
+        return None
+
+    def print_code(self, g: Ctx) -> None:
+        """Emit this element's part of the generated print function (or refuse)."""
+        g.unsupported()
+
+    def fast_code(self, g: Ctx) -> None:
+        """Emit this element's part of the generated token fast path (or refuse)."""
+        g.unsupported()
+
+    def line_code(self, g: Ctx) -> None:
+        """Emit this element's regex piece and code for the whole-line path (or refuse)."""
+        g.unsupported()
+
+    def attrs_written(self) -> Iterator[str]:
+        """Attribute fields this element writes outside the attribute dictionary."""
+        for e in self.children:
+            yield from e.attrs_written()
+
+    def keywords(self) -> Iterator[str]:
+        """Words this element spells (the highlighter's keywords)."""
+        for e in self.children:
+            yield from e.keywords()
+
+
+def _first(fields: tuple[str, ...]) -> str:
+    return fields[0] if fields else ""
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class Ref(FormatElement):
+    """One SSA operand ``%x``."""
+
+    field: str
+    role: ClassVar[str] = "value"
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(c.name(c.one(self.field)))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        f = self.field
+        if pc.decl.operand(f) is None:
+            raise ValueError(f"'{pc.decl.name}' Ref names unknown operand '{f}'")
+
+        def ref(p: Any, s: Any) -> None:
+            s.groups[f] = (p.use(),)
+
+        return [ref]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.starts_with("%")
+
+    def print_code(self, g: Ctx) -> None:
+        v = g.one(self.field)
+        g.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
+
+    def fast_code(self, g: Ctx) -> None:
+        var, variadic = g.operand(self.field)
+        if variadic:
+            g.unsupported()
+        g.value(var)
+
+    def line_code(self, g: Ctx) -> None:
+        var, variadic = g.operand(self.field)
+        if variadic:
+            g.unsupported()
+        g.ref(var)
+
+
+@dataclass(frozen=True)
+class Refs(FormatElement):
+    """Comma-separated operands of one or more fields (variadic allowed)."""
+
+    fields: tuple[str, ...]
+    role: ClassVar[str] = "value"
+
+    def __init__(self, *fields: str) -> None:
+        object.__setattr__(self, "fields", fields)
+
+    bracket: ClassVar[bool] = False
+
+    def print_text(self, c: Ctx) -> None:
+        if self.bracket:
+            c.tokens += (c.GLUE, "[")
+        c.comma([c.name(v) for f in self.fields for v in c.values(f)])
+        if self.bracket:
+            c.tokens.append("]")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        dist = pc.distributor(self.fields)
+        value_list = pc.value_list
+        bracket = self.bracket
+
+        def refs(p: Any, s: Any) -> None:
+            if bracket:
+                p.expect("[")
+            start = p.i
+            vals = value_list(p)
+            if bracket:
+                p.expect("]")
+            dist(p, s, vals, start)
+
+        return [refs]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("[") if self.bracket else pc.starts_with("%")
+
+    def print_code(self, g: Ctx) -> None:
+        if self.bracket:
+            g.glue()
+        g.name_list(self.fields, bracket=self.bracket)
+
+    def fast_code(self, g: Ctx) -> None:
+        if self.bracket:
+            g.expect("[")
+        for n, f in enumerate(self.fields):
+            var, variadic = g.operand(f)
+            if variadic:
+                g.unsupported()
+            if n:
+                g.expect(",")
+            g.value(var)
+        if self.bracket:
+            g.expect("]")
+
+    def line_code(self, g: Ctx) -> None:
+        if self.bracket:
+            g.state = "n"
+            g.piece(r"\[", nsa=True)
+        for n, f in enumerate(self.fields):
+            var, variadic = g.operand(f)
+            if variadic:
+                g.unsupported()
+            if n:
+                g.piece(",", nsb=True)
+            g.ref(var)
+        if self.bracket:
+            g.piece(r"\]", nsb=True)
+
+
+@dataclass(frozen=True, init=False)
+class Subscript(Refs):
+    """``[%a, %b]`` glued to the previous token."""
+
+    bracket: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class IndexList(FormatElement):
+    """``[0, %i, 4]`` glued: static ints from attr ``static`` mixed with operands ``dynamic``."""
+
+    dynamic: str
+    static: str
+    role: ClassVar[str] = "value"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.static
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens += (c.GLUE, "[")
+        c.comma(c.index_entries(c.values(self.dynamic), c.op.attributes.get(self.static)))
+        c.tokens.append("]")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        dyn, static = self.dynamic, self.static
+
+        def index_list(p: Any, s: Any) -> None:
+            p.expect("[")
+            vals: list[Value] = []
+            entries: list[int] = []
+            any_static = False
+            while p.peek() != "]":
+                if entries:
+                    p.expect(",")
+                tok = p.peek()
+                if tok is not None and tok[0] == "%":
+                    vals.append(p.use())
+                    entries.append(DYNAMIC_INDEX)
+                else:
+                    i = p.i
+                    v = p.integer()
+                    if not 0 <= v < 2**63:
+                        raise p.error(
+                            "PARSE/009",
+                            f"static index {v} must be a non-negative 64-bit integer",
+                            i,
+                        )
+                    entries.append(v)
+                    any_static = True
+            p.i += 1
+            s.groups[dyn] = tuple(vals)
+            if any_static:
+                s.attrs[static] = tuple(entries)
+
+        return [index_list]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("[")
+
+    def print_code(self, g: Ctx) -> None:
+        dyn = g.seq((self.dynamic,))
+        g.glue()
+        g.token(expr=f"_index_text({dyn}, a.get({self.static!r}))")
+
+    def fast_code(self, g: Ctx) -> None:
+        var, variadic = g.operand(self.dynamic)
+        if not variadic:
+            g.unsupported()
+        g.expect("[")
+        g.emit(f"{var} = []")
+        g.emit("while toks[i] != ']':")
+        g.emit(f"    if {var}:")
+        g.emit("        if toks[i] != ',':")
+        g.emit("            return None")
+        g.emit("        i += 1")
+        g.emit("    t = toks[i]")
+        g.emit("    v = S.get(t) or R(t)")  # a static index is not a value: None
+        g.emit("    if v is None:")
+        g.emit("        return None")
+        g.emit(f"    {var}.append(v)")
+        g.emit("    i += 1")
+        g.emit("i += 1")
+
+    def line_code(self, g: Ctx) -> None:
+        var, variadic = g.operand(self.dynamic)
+        if not variadic:
+            g.unsupported()
+        g.state = "n"
+        text = g.capture(rf"\[(?:{g.NAME}(?:, {g.NAME})*)?\]")
+        g.emit(f"{var} = []")
+        g.emit(f"if len({text}) > 2:")
+        g.emit(f"    for name in {text}[1:-1].split(', '):")
+        g.lookup("v", "name", 3)
+        g.emit(f"        {var}.append(v)")
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class TypeOf(FormatElement):
+    """The type of a single operand or result field."""
+
+    field: str
+    role: ClassVar[str] = "type"
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(c.type(c.one(self.field).type))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field = self.field
+        decl = pc.decl
+        if decl.result(field) is not None:
+
+            def result_type(p: Any, s: Any) -> None:
+                s.rtypes[field] = (p.parse_type(),)
+
+            return [result_type]
+        if decl.operand(field) is None:
+            raise ValueError(f"'{decl.name}' TypeOf names unknown field '{field}'")
+        mismatch = pc.mismatch
+
+        def operand_type(p: Any, s: Any) -> None:
+            i = p.i
+            t = p.parse_type()
+            vals = s.groups.get(field)
+            if vals is None:
+                if s.checks is None:
+                    s.checks = []
+                s.checks.append((field, (t,), i))
+            elif vals and vals[0].type is not t and vals[0].type != t:
+                raise mismatch(p, field, vals[0], t, i)
+
+        return [operand_type]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        v = g.one(self.field)
+        g.token(expr=f"tg(id({v}.type)) or tt({v}.type)")
+
+    def fast_code(self, g: Ctx) -> None:
+        g.type_of(self.field)
+
+    def line_code(self, g: Ctx) -> None:
+        g.line_type_of(self.field)
+
+
+@dataclass(frozen=True)
+class TypesOf(FormatElement):
+    """Comma-separated types of the values of one or more fields."""
+
+    fields: tuple[str, ...]
+    role: ClassVar[str] = "type"
+
+    def __init__(self, *fields: str) -> None:
+        object.__setattr__(self, "fields", fields)
+
+    def print_text(self, c: Ctx) -> None:
+        c.comma([c.type(v.type) for f in self.fields for v in c.values(f)])
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        decl = pc.decl
+        spec = []
+        for f in self.fields:
+            if decl.operand(f) is not None:
+                spec.append((f, "operand", False))
+            elif decl.result(f) is not None:
+                spec.append((f, "result", decl.result(f).variadic))
+            else:
+                raise ValueError(f"'{decl.name}' TypesOf names unknown field '{f}'")
+        type_list, mismatch = pc.type_list, pc.mismatch
+
+        def types_of(p: Any, s: Any) -> None:
+            start = p.i
+            want, known = _types_wanted(spec, s)
+            if (known and want == 0) or (not known and not p.is_type_start()):
+                types: list[Any] = []
+            else:
+                types = type_list(p)
+            if known and len(types) != want:
+                raise p.error(
+                    "PARSE/012",
+                    f"'{decl.name}' expects {want} types after ':', found {len(types)}",
+                    start,
+                )
+            pos = 0
+            for n_spec, (f, kind, variadic) in enumerate(spec):
+                if kind == "operand":
+                    vals = s.groups.get(f, ())
+                    for k, v in enumerate(vals):
+                        t = types[pos + k]
+                        if v.type is not t and v.type != t:
+                            raise mismatch(p, f, v, t, start + 2 * (pos + k))
+                    pos += len(vals)
+                    continue
+                n = 1
+                if variadic:
+                    later = sum(
+                        len(s.groups.get(g, ())) if k2 == "operand" else 1
+                        for g, k2, _ in spec[n_spec + 1 :]
+                    )
+                    n = max(len(types) - pos - later, 0)
+                s.rtypes[f] = tuple(types[pos : pos + n])
+                pos += n
+
+        return [types_of]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        if not self.fields:
+            return
+        if g.static_count(self.fields):
+            text = ", ".join(
+                "{tg(id(" + v + ".type)) or tt(" + v + ".type)}"
+                for v in (g.values(f)[1] for f in self.fields)
+            )
+            g.sep(False)
+            g.pending.append(text)
+            g.state = "s"
+        else:
+            var = g.tmp()
+            g.flush()
+            g.emit(f"{var} = {g.seq(self.fields)}")
+            g.branch(var, lambda: g.token(expr=f"', '.join([tt(x.type) for x in {var}])"))
+
+    def fast_code(self, g: Ctx) -> None:
+        for n, f in enumerate(self.fields):
+            if n:
+                g.expect(",")
+            g.type_of(f)
+
+    def line_code(self, g: Ctx) -> None:
+        for n, f in enumerate(self.fields):
+            if n:
+                g.piece(",", nsb=True)
+            g.line_type_of(f)
+
+
+def _types_wanted(spec: list[tuple[str, str, bool]], s: Any) -> tuple[int, bool]:
+    """How many types a ``TypesOf`` list must hold, and whether that count is known."""
+    want = 0
+    known = True
+    for f, kind, variadic in spec:
+        if kind == "operand":
+            want += len(s.groups.get(f, ()))
+        elif variadic:
+            known = False
+        else:
+            want += 1
+    return want, known
+
+
+@dataclass(frozen=True)
+class ResultTypeList(FormatElement):
+    """``(T, U)`` result types (parenthesised unless ``parens`` is False); never glued."""
+
+    field: str
+    parens: bool = True
+    role: ClassVar[str] = "type"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        if c.decl.attr(self.field) is not None:
+            types = list(c.op.attributes.get(self.field, ()))
+        else:
+            types = [v.type for v in c.values(self.field)]
+        text = ", ".join(c.type(x) for x in types)
+        c.tokens.append(f"({text})" if self.parens else text)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, parens = self.field, self.parens
+        is_attr = pc.decl.attr(field) is not None
+        type_list = pc.type_list
+
+        def result_types(p: Any, s: Any) -> None:
+            if parens:
+                p.expect("(")
+                types = [] if p.peek() == ")" else type_list(p)
+                p.expect(")")
+            else:
+                types = type_list(p)
+            (s.attrs if is_attr else s.rtypes)[field] = tuple(types)
+
+        return [result_types]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("(") if self.parens else pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        if g.decl.attr(self.field) is not None:
+            g.unsupported()
+        text = f"', '.join([tt(x.type) for x in {g.seq((self.field,))}])"
+        if self.parens:
+            g.token(lit="(", expr=text)
+            g.pending.append(")")
+            g.state = "s"
+        else:
+            g.token(expr=text)
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+@dataclass(frozen=True)
+class Attr(FormatElement):
+    """An attribute value: enum keyword, string, number, bool."""
+
+    field: str
+    role: ClassVar[str] = "attribute"
+    template: ClassVar[bool] = False
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        text = c.attr_text(self.field)
+        if self.template:
+            c.tokens += (c.GLUE, f"<{text}>")
+        else:
+            c.tokens.append(text)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a = pc.decl.attr(self.field)
+        if a is None:
+            kind = type(self).__name__
+            raise ValueError(f"'{pc.decl.name}' {kind} names unknown attribute '{self.field}'")
+        name, value, template = a.name, pc.attr_value, self.template
+
+        def attr(p: Any, s: Any) -> None:
+            if template:
+                p.expect("<")
+            s.attrs[name] = value(p, a)
+            if template:
+                p.expect(">")
+
+        return [attr]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<") if self.template else pc.attr_probe(pc.decl.attr(self.field))
+
+    def print_code(self, g: Ctx) -> None:
+        text = g.attr_text_expr(self.field)
+        if self.template:
+            g.glue()
+            g.token(lit="<", expr=text)
+            g.pending.append(">")
+            g.state = "s"
+        else:
+            g.token(expr=f"_checked({text})")
+
+    def fast_code(self, g: Ctx) -> None:
+        a = g.decl.attr(self.field)
+        if a is None:
+            g.unsupported()
+        if self.template:
+            g.expect("<")
+        g.attr_value(a)
+        if self.template:
+            g.expect(">")
+
+    def line_code(self, g: Ctx) -> None:
+        a = g.decl.attr(self.field)
+        if a is None:
+            g.unsupported()
+        if self.template:
+            g.state = "n"
+            g.piece("<", nsa=False)
+            g.state = "n"
+        g.line_attr_value(a)
+        if self.template:
+            g.piece(">", nsb=True)
+
+
+@dataclass(frozen=True)
+class TemplateParam(Attr):
+    """``<value>`` of an attribute, glued to the op name."""
+
+    template: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class SymbolRef(FormatElement):
+    """``@name`` from a symbol attribute."""
+
+    field: str
+    role: ClassVar[str] = "symbol"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append("@" + str(c.attr(self.field)))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        name, symbol = self.field, pc.symbol
+
+        def symbol_ref(p: Any, s: Any) -> None:
+            s.attrs[name] = symbol(p)
+
+        return [symbol_ref]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.starts_with("@")
+
+    def print_code(self, g: Ctx) -> None:
+        g.token(lit="@", expr=f"_checked(str(a[{self.field!r}]))")
+
+
+@dataclass(frozen=True)
+class Flags(FormatElement):
+    """``<a|b>`` of a flags attribute, glued to the op name; omitted when absent."""
+
+    field: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        value = c.op.attributes.get(self.field)
+        if value:
+            c.tokens += (c.GLUE, f"<{value}>")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a = pc.decl.attr(self.field)
+        name, flags_value = self.field, pc.flags_value
+
+        def flags(p: Any, s: Any) -> None:
+            if p.peek() == "<":
+                p.i += 1
+                s.attrs[name] = flags_value(p, a)
+                p.expect(">")
+
+        return [flags]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = a.get({self.field!r})")
+
+        def flags() -> None:
+            g.glue()
+            g.token(lit="<", expr=var)
+            g.pending.append(">")
+            g.state = "s"
+
+        g.branch(var, flags)
+
+    def fast_code(self, g: Ctx) -> None:
+        a = g.decl.attr(self.field)
+        if a is None:
+            g.unsupported()
+        var = g.tmp("a")
+        canon = g.const(g.flags_canonical(a), "FC")
+        g.attrs.append((a.name, var))
+        g.env["ID"] = g.is_ident
+        for line in (
+            f"{var} = None",
+            "if i < n and toks[i] == '<':",
+            "    i += 1",
+            "    parts = [toks[i]]",
+            "    i += 1",
+            "    while toks[i] == '|':",
+            "        parts.append(toks[i + 1])",
+            "        i += 2",
+            "    if toks[i] != '>' or not all(ID(x) for x in parts):",
+            "        return None",
+            "    i += 1",
+            f"    {var} = {canon}('|'.join(parts))",
+            f"    if {var} is None:",
+            "        return None",
+        ):
+            g.emit(line)
+
+    def line_code(self, g: Ctx) -> None:
+        a = g.decl.attr(self.field)
+        if a is None or g.state != "s":
+            g.unsupported()
+        var = g.tmp("a")
+        canon = g.const(g.flags_canonical(a), "FC")
+        g.attrs.append((a.name, var))
+        g.pattern.append(rf"(?:<({g.FLAG}(?:\|{g.FLAG})*)>)?")  # glued, ends like before
+        tok = f"g[{g.group}]"
+        g.group += 1
+        g.emit(f"{var} = {tok}")
+        g.emit(f"if {var} is not None:")
+        g.emit(f"    {var} = {canon}({var})")
+        g.emit(f"    if {var} is None:")
+        g.emit("        return None")
+
+
+@dataclass(frozen=True)
+class AttrDict(FormatElement):
+    """``{k = v, ...}`` of the attributes not printed by other elements; omitted when empty."""
+
+    role: ClassVar[str] = "attribute"
+
+    def print_text(self, c: Ctx) -> None:
+        c.attr_dict()
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        return [pc.attr_dict_step()]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = attr_dict(DECL, CONSUMED, a) if a else ''")
+        g.branch(var, lambda: g.token(expr=var))
+
+    def fast_code(self, g: Ctx) -> None:
+        g.emit("if i < n and toks[i] == '{':")
+        g.emit("    return None")
+
+    def line_code(self, g: Ctx) -> None:
+        pass  # a dictionary does not match what follows: such lines are tokenized
+
+
+@dataclass(frozen=True)
+class PredicateList(FormatElement):
+    """``[mul(%a, 16), range(%n, 1, 4)]``; never glued; ``[]`` when empty."""
+
+    field: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        preds = c.op.attributes.get(self.field, ())
+        c.tokens.append("[" + ", ".join(c.predicate_text(p) for p in preds) + "]")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        name, isolated, predicates = self.field, pc.isolated, pc.predicates
+
+        def predicate_list(p: Any, s: Any) -> None:
+            scope = s.last_scope  # predicates may name the region's arguments
+            if scope is None:
+                s.attrs[name] = predicates(p)
+                return
+            floor = p.push_scope(scope, isolated)
+            try:
+                s.attrs[name] = predicates(p)
+            finally:
+                p.pop_scope(floor)
+
+        return [predicate_list]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("[")
+
+    def print_code(self, g: Ctx) -> None:
+        g.token(lit="[", expr=f"', '.join([predicate_text(x) for x in a.get({self.field!r}, ())])")
+        g.pending.append("]")
+        g.state = "s"
+
+
+# --------------------------------------------------------------------------- punctuation
+
+
+@dataclass(frozen=True)
+class Kw(FormatElement):
+    """A literal token (``to``, ``->``, ``:``, ``,``...)."""
+
+    text: str
+    role: ClassVar[str] = "keyword"
+
+    def keywords(self) -> Iterator[str]:
+        yield self.text
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(self.text)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        text = self.text
+
+        def kw(p: Any, s: Any) -> None:
+            i = p.i
+            toks = p.toks
+            if i < len(toks) and toks[i] == text:
+                p.i = i + 1
+            else:
+                raise p.expected(repr(text))
+
+        return [kw]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token(self.text)
+
+    def print_code(self, g: Ctx) -> None:
+        text = self.text
+        g.token(
+            lit=text, nsb=text.startswith(g.NO_SPACE_BEFORE), nsa=text.endswith(g.NO_SPACE_AFTER)
+        )
+
+    def fast_code(self, g: Ctx) -> None:
+        g.expect(self.text)
+
+    def line_code(self, g: Ctx) -> None:
+        text = self.text
+        g.piece(
+            g.escape(text),
+            nsb=text.startswith(g.NO_SPACE_BEFORE),
+            nsa=text.endswith(g.NO_SPACE_AFTER),
+        )
+
+
+@dataclass(frozen=True)
+class Glue(FormatElement):
+    """No space before the next token."""
+
+    transparent: ClassVar[bool] = True
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(c.GLUE)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        return []
+
+    def print_code(self, g: Ctx) -> None:
+        g.glue()
+
+    def fast_code(self, g: Ctx) -> None:
+        pass
+
+    def line_code(self, g: Ctx) -> None:
+        g.state = "n"
+
+
+# --------------------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True)
+class Clause(FormatElement):
+    """``name(`` inner ``)``."""
+
+    name: str
+    inner: tuple[FormatElement, ...]
+    role: ClassVar[str] = "keyword"
+
+    def __init__(self, name: str, *inner: FormatElement) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "inner", inner)
+
+    @property
+    def children(self) -> tuple[FormatElement, ...]:
+        return self.inner
+
+    def keywords(self) -> Iterator[str]:
+        yield self.name
+        yield from super().keywords()
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(self.name + "(")
+        c.emit(self.inner)
+        c.tokens.append(")")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        head, inner = self.name, pc.steps(self.inner)
+
+        def clause(p: Any, s: Any) -> None:
+            i = p.i
+            toks = p.toks
+            if i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "(":
+                p.i = i + 2
+            else:
+                raise p.expected(f"'{head}('")
+            for step in inner:
+                step(p, s)
+            p.expect(")")
+
+        return [clause]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        head = self.name
+
+        def clause_probe(p: Any) -> bool:
+            i, toks = p.i, p.toks
+            return i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("
+
+        return clause_probe
+
+    def print_code(self, g: Ctx) -> None:
+        g.token(lit=self.name + "(", nsa=True)
+        for e in self.inner:
+            e.print_code(g)
+        g.token(lit=")", nsb=True)
+
+
+@dataclass(frozen=True)
+class OptionalGroup(FormatElement):
+    """``inner`` is printed only when field ``anchor`` is present (non-empty)."""
+
+    anchor: str
+    inner: tuple[FormatElement, ...]
+    transparent: ClassVar[bool] = True
+
+    def __init__(self, anchor: str, *inner: FormatElement) -> None:
+        object.__setattr__(self, "anchor", anchor)
+        object.__setattr__(self, "inner", inner)
+
+    @property
+    def children(self) -> tuple[FormatElement, ...]:
+        return self.inner
+
+    def print_text(self, c: Ctx) -> None:
+        if c.present(self.anchor):
+            c.emit(self.inner)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        inner = pc.steps(self.inner)
+        probe = pc.probe(self.inner)
+        anchor = self.anchor
+        written = {n for e in self.inner for n in e.attrs_written()}
+        set_unit = pc.is_unit(anchor) and anchor not in written
+
+        def optional(p: Any, s: Any) -> None:
+            if probe(p):
+                for step in inner:
+                    step(p, s)
+                if set_unit:
+                    s.attrs[anchor] = True
+
+        return [optional]
+
+    def print_code(self, g: Ctx) -> None:
+        g.branch(g.present(self.anchor), lambda: [e.print_code(g) for e in self.inner])
+
+
+# --------------------------------------------------------------------------- regions
+
+
+@dataclass(frozen=True)
+class BlockArgs(FormatElement):
+    """``(%a: T, ...)`` entry args of a region, glued; ``()`` when empty unless ``omit_empty``."""
+
+    region: str
+    omit_empty: bool = False
+    role: ClassVar[str] = "value"
+
+    def print_text(self, c: Ctx) -> None:
+        args = c.region_args(self.region)
+        if args or not self.omit_empty:
+            c.tokens += (c.GLUE, "(")
+            c.comma([f"{c.name(a)}: {c.type(a.type)}" for a in args])
+            c.tokens.append(")")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        region, omit_empty, isolated = self.region, self.omit_empty, pc.isolated
+
+        def block_args(p: Any, s: Any) -> None:
+            if p.peek() != "(":
+                if omit_empty:
+                    return
+                raise p.expected("'(' starting the argument list")
+            scope = s.scope(region, p)
+            args = s.rargs[region]
+            p.i += 1
+            floor = p.push_scope(scope, isolated)
+            try:
+                first = True
+                while p.peek() != ")":
+                    if not first:
+                        p.expect(",")
+                    first = False
+                    i = p.i
+                    tok = p.peek()
+                    if tok is None or tok[0] != "%":
+                        raise p.expected("an argument ('%name: type')")
+                    p.i = i + 1
+                    p.expect(":")
+                    args.append(p.define(scope, tok, p.parse_type(), i))
+            finally:
+                p.pop_scope(floor)
+            p.i += 1
+
+        return [block_args]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("(")
+
+    def print_code(self, g: Ctx) -> None:
+        args = g.region_args(self.region)
+        text = f"', '.join([_name(x) + ': ' + tt(x.type) for x in {args}])"
+
+        def block_args() -> None:
+            g.glue()
+            g.token(lit="(", expr=text)
+            g.pending.append(")")
+            g.state = "s"
+
+        if self.omit_empty:
+            g.flush()
+            g.branch(args, block_args)
+        else:
+            block_args()
+
+
+@dataclass(frozen=True)
+class RegionArg(FormatElement):
+    """The name of entry argument ``index`` of a region (the loop induction variable)."""
+
+    region: str
+    index: int = 0
+    role: ClassVar[str] = "value"
+
+    def print_text(self, c: Ctx) -> None:
+        args = c.region_args(self.region)
+        if len(args) <= self.index:
+            raise c.error(f"'{c.decl.name}' region '{self.region}' lacks argument {self.index}")
+        c.tokens.append(c.name(args[self.index]))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        region, index = self.region, self.index
+
+        def region_arg(p: Any, s: Any) -> None:
+            scope = s.scope(region, p)
+            args = s.rargs[region]
+            i = p.i
+            tok = p.peek()
+            if tok is None or tok[0] != "%":
+                raise p.expected("a region argument name ('%name')")
+            if len(args) != index:
+                raise p.error("PARSE/003", "region argument out of order", i)
+            p.i = i + 1
+            args.append(p.define(scope, tok, None, i))
+
+        return [region_arg]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.starts_with("%")
+
+    def print_code(self, g: Ctx) -> None:
+        args = g.region_args(self.region)
+        g.token(expr=f"_name({args}[{self.index}])")
+
+
+@dataclass(frozen=True)
+class BindingList(FormatElement):
+    """``(%arg = %init : T, ...)`` glued: region entry args after the first ``skip``, bound to
+    the values of operand field ``field``; omitted when empty."""
+
+    field: str
+    region: str
+    skip: int = 0
+    role: ClassVar[str] = "value"
+
+    def print_text(self, c: Ctx) -> None:
+        inits = c.values(self.field)
+        if not inits:
+            return
+        args = c.region_args(self.region)[self.skip :]
+        if len(args) != len(inits):
+            raise c.error(
+                f"'{c.decl.name}' binds {len(inits)} values to {len(args)} region arguments"
+            )
+        c.tokens += (c.GLUE, "(")
+        c.comma([f"{c.name(a)} = {c.name(v)} : {c.type(a.type)}" for a, v in zip(args, inits)])
+        c.tokens.append(")")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, region = self.field, self.region
+        bindings = pc.bindings
+
+        def binding_list(p: Any, s: Any) -> None:
+            if p.peek() != "(":
+                s.groups[field] = ()
+                return
+            scope = s.scope(region, p)
+            s.groups[field] = bindings(p, scope, s.rargs[region])
+
+        return [binding_list]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("(")
+
+    def print_code(self, g: Ctx) -> None:
+        inits = g.seq((self.field,))
+        k = g.region_index(self.region)
+        var, args = g.tmp(), g.tmp("ra")
+        g.flush()
+        g.emit(f"{var} = {inits}")
+
+        def body() -> None:
+            g.flush()
+            g.emit(f"{args} = op.regions[{k}].blocks[0].args[{self.skip}:]")
+            g.emit(f"if len({args}) != len({var}):")
+            g.emit("    raise Fallback")
+            text = (
+                f"', '.join([_name(x) + ' = ' + _name(y) + ' : ' + tt(x.type) "
+                f"for x, y in zip({args}, {var})])"
+            )
+            g.glue()
+            g.token(lit="(", expr=text)
+            g.pending.append(")")
+            g.state = "s"
+
+        g.branch(var, body)
+
+
+@dataclass(frozen=True)
+class RegionRef(FormatElement):
+    """A region: `` {`` newline, the body indented, ``}``; later tokens continue on that line."""
+
+    field: str
+    role: ClassVar[str] = "punctuation"
+
+    def print_text(self, c: Ctx) -> None:
+        c.print_region(self.field)
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        decl = pc.decl
+        rd = decl.region(self.field)
+        if rd is None:
+            raise ValueError(f"'{decl.name}' RegionRef names unknown region '{self.field}'")
+        field, isolated = self.field, pc.isolated
+        derived, derive_args = pc.derived_from(rd), pc.derive_args
+        close = pc.region_closer(rd)
+
+        def region_step(p: Any, s: Any) -> None:
+            i = p.i
+            toks = p.toks
+            if not (i < len(toks) and toks[i] == "{"):
+                raise p.expected("'{' opening a region")
+            if p.depth >= p.max_depth:  # before anything is built for the region
+                raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
+            p.i = i + 1
+            p.end_of_line()
+            open_at = (p.line_no, i)
+            scope = s.scope(field, p)
+            args = s.rargs[field]
+            if derived is not None:
+                derive_args(p, s, derived, args, i)
+            p.depth += 1
+            region = Region([Block(tuple(args))])
+            floor = p.push_scope(scope, isolated)
+            p.pending_blank = False
+            try:
+                p.parse_block(region.blocks[0], region, open_at=open_at)
+            finally:
+                p.pop_scope(floor)
+                p.depth -= 1
+            close(p, region)
+            p.i += 1  # the closing '}'
+            s.regions[field] = region
+
+        return [region_step]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        k = g.region_index(self.field)
+        rd = g.decl.region(self.field)
+        elide = rd.terminator if rd.implicit_terminator else None
+        g.token(lit="{", nsa=True)
+        g.flush()
+        g.emit(f"reg = op.regions[{k}]")
+        g.emit('pr._lines.append(indent + "".join(parts))')
+        g.emit(f"pr._print_region(reg, indent, {elide!r})")
+        g.emit('parts = ["}"]')
+        g.emit("P = parts.append")
+        g.state = "s"
+
+
+def walk(elems: tuple[FormatElement, ...]) -> Iterator[FormatElement]:
+    """Every element of a format, nested ones included (depth first)."""
+    for e in elems:
+        yield e
+        yield from walk(e.children)
+
+
+ELEMENTS: tuple[type[FormatElement], ...] = (
+    Ref,
+    Refs,
+    Subscript,
+    IndexList,
+    TypeOf,
+    TypesOf,
+    ResultTypeList,
+    Attr,
+    SymbolRef,
+    TemplateParam,
+    Flags,
+    Kw,
+    Glue,
+    Clause,
+    AttrDict,
+    OptionalGroup,
+    BlockArgs,
+    RegionArg,
+    BindingList,
+    PredicateList,
+    RegionRef,
+)
+"""Every element class, in the order the reference lists them."""
+
+__all__ = ["ELEMENTS", "FormatElement", "walk", *(c.__name__ for c in ELEMENTS)]
