@@ -150,7 +150,7 @@ def test_a_diagnostic_about_an_elided_terminator_points_at_the_closing_brace() -
     )
     diags = verify_module(parse_module(text, filename="t.loom")).diagnostics
     yields = [d for d in diags if "scf.yield" in d.message]
-    assert [d.code for d in yields] == ["STRUCTURE/007"]
+    assert [d.code for d in yields] == ["STRUCTURE/013"]
     rng = yields[0].range
     assert rng is not None and (rng.filename, rng.line, rng.column) == ("t.loom", 3, 3)
     assert all(d.range is not None for d in diags)

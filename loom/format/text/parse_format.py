@@ -38,6 +38,7 @@ from loom.format.text.tokenizer import (
 )
 from loom.ir import (
     PREDICATE_ARITY,
+    Block,
     FloatLiteral,
     Operation,
     Predicate,
