@@ -137,7 +137,8 @@ def test_loom_run_plot_writes_the_svg(tmp_path: Path) -> None:
     status = main([
         str(KERNELS / "block_sum_racy.loom"), "--kernel", "block_sum", "--workload", "3",
         "--arg", "groups=3", "--arg", f"data={tmp_path / 'data.npy'}",
-        "--arg", f"sums={tmp_path / 'sums.npy'}", "-o", str(tmp_path), "--force", "--plot", str(out),
+        "--arg", f"sums={tmp_path / 'sums.npy'}", "-o", str(tmp_path), "--force",
+        "--plot", str(out),
     ])  # fmt: skip
     assert status == 1, "the race is an error finding"
     assert out.read_text().startswith("<?xml") and "%stage_root" in out.read_text()
