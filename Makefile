@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # Only lint the folders that exist (benchmarks/ may not yet).
 LINT_PATHS := $(wildcard loom loom_jupyter tests benchmarks tools examples)
 
-.PHONY: venv install test lint bench lab labextension docs clean
+.PHONY: venv install test lint bench lab labextension docs notebooks clean
 
 venv: $(VPY)
 
@@ -35,6 +35,10 @@ lint: install
 # Regenerate the op reference (docs/ops/) and the builder stubs from the declarations.
 docs: install
 	$(VPY) -c 'import sys, loom.opdocs as d; sys.exit(d.main(["--write"]))'
+
+# Re-execute the notebooks in place (outputs are stored and compared by nbval).
+notebooks: install
+	$(VPY) tools/run_notebooks.py
 
 # The bench extra (xdsl, used for comparisons) is installed only for `make bench`.
 $(BENCH_STAMP): $(STAMP)
