@@ -8,7 +8,7 @@ import numpy as np
 
 from loom.interp.memory import View, dense_strides
 from loom.interp.numerics import to_memory
-from loom.interp.semantics import invariant, semantics
+from loom.interp.semantics import semantics
 from loom.interp.semantics._util import itype, rtype
 from loom.ir import DynamicDim
 
@@ -129,10 +129,3 @@ def _at(v: Any, lane: int) -> Any:
     return v[lane] if np.ndim(v) else v
 
 
-invariant(
-    "buffer.view",
-    "buffer.length",
-    "buffer.assume.noalias",
-    "buffer.assume.alignment",
-    "buffer.assume.memory_space",
-)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from loom.errors import LoomRuntimeError
-from loom.interp.semantics import Control, affine, done, invariant, run, semantics
+from loom.interp.semantics import Control, affine, done, run, semantics
 from loom.interp.semantics._util import any_true
 
 
@@ -47,8 +47,6 @@ for _kind, _name in (
     _sem, _aff = _coordinate(_kind)
     semantics(_name)(_sem)
     affine(_name)(_aff)
-    if _kind in ("size", "count"):
-        invariant(_name)  # the same for every lane of a launch
 
 
 @semantics("kernel.barrier")

@@ -11,7 +11,7 @@ import numpy as np
 
 from loom.interp.numerics import bf16_round, constant, from_memory, memory_dtype, to_memory
 from loom.interp.numerics import value_dtype as vdt
-from loom.interp.semantics import SEMANTICS, invariant, semantics
+from loom.interp.semantics import semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 # ----------------------------------------------------------------------------- constants
@@ -374,4 +374,3 @@ def _bitcast(ctx: Any, step: Any, a: Any) -> Any:
 
 
 # every scalar op is a pure function of its operands and attributes
-invariant(*(name for name in SEMANTICS if name.startswith("scalar.")))
