@@ -695,8 +695,11 @@ class GridContext(BaseContext):
             nbytes = act.flat[0] if act.size else 0
         per = self.ng if space == "workgroup" else self.n
         size = scratch_bytes(self, step, nbytes, per, MAX_SCRATCH_BYTES)
-        data = np.zeros(size * per, dtype=np.uint8)
+        # one owner's worth of slack past the end: a strided read over a box of lanes may
+        # reach into it for masked-off lanes of the last owner (never for active ones)
+        data = np.zeros(size * (per + 1), dtype=np.uint8)[: size * per]
         buf = Buf(data, f"%{step.op.results[0].display_name}", space, size)
+        buf.slack = size
         buf.group_bytes = size
         buf.space = space if space == "workgroup" else "private"
         if self.sanitize:
@@ -816,7 +819,9 @@ class GridContext(BaseContext):
             self._check(step, buf, byte_pos, lanes, raw)
         buf.data[byte_pos] = raw
 
-    def _affine_access(self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any) -> tuple:
+    def _affine_access(
+        self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any
+    ) -> tuple:
         """An access whose byte address has an affine fact: as a strided view of the buffer
         over all lanes when it fits; returns ``(contig, addr, result)`` where ``result`` is the
         loaded lanes (or True for a store) and otherwise ``contig``/``addr`` for the other
@@ -834,9 +839,9 @@ class GridContext(BaseContext):
             f = (f[0], tuple(a + b for a, b in zip(f[1], own)))
         lo, hi = A.span(f, ext)
         view = None
-        if lo >= 0 and hi + size <= buf.data.size:
-            if values is None or A.injective(f[1], ext, size):
-                view = A.strided(buf.data, f, ext, dtype)
+        room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
+        if lo >= 0 and hi + size <= room and (values is None or A.injective(f[1], ext, size)):
+            view = A.strided(buf.data, f, ext, dtype)
         if view is None:
             return None, A.positions(fact, ext), None
         mask = self.mask

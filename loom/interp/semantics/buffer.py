@@ -127,5 +127,3 @@ def _compare(ctx: Any, step: Any, lhs: Any, lo: Any, rhs: Any, ro: Any, n: Any) 
 
 def _at(v: Any, lane: int) -> Any:
     return v[lane] if np.ndim(v) else v
-
-

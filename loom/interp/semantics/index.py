@@ -277,5 +277,3 @@ affine("index.max")(_aff_bound(True))
 @affine("index.cast")
 def _aff_cast(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     return affs[0] if rtype(step).is_address and itype(step).is_address else None
-
-

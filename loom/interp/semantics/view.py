@@ -81,7 +81,7 @@ def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
                 return None
             lo, hi = A.span(f, ext)
             if lo < 0 or hi >= d:
-                lo, hi = _active_span(ctx, f)
+                lo, hi = _active_span(ctx, f, i)
                 if lo < 0 or hi >= d:
                     return None
             c0 += f[0] * s
@@ -99,10 +99,18 @@ def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     return (base + c0 * size, tuple(c * size for c in co))
 
 
-def _active_span(ctx: Any, f: tuple) -> tuple:
-    """Bounds of a fact over the active lanes when it is linear in the flat lane index and the
-    active lanes are one range (a bounds guard's last partial workgroup)."""
+def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
+    """Bounds of a fact over the active lanes: from the active range when the fact is linear in
+    the flat lane index (a bounds guard's last partial workgroup), else from the lane values
+    under the mask (a guard at a tile's edge)."""
+    mask = ctx.mask
     k = A.flat_stride(f[1], ctx.extents)
+    if k is None and type(mask) is np.ndarray:
+        if not mask.any():
+            return (-1, -1)
+        big = np.iinfo(np.int64)
+        lo = np.min(lanes, where=mask, initial=big.max)
+        return int(lo), int(np.max(lanes, where=mask, initial=big.min))
     rng = ctx.active_range() if k is not None else None
     if rng is None or rng[0] >= rng[1]:
         return (-1, -1)
@@ -175,5 +183,3 @@ def _subview(ctx: Any, step: Any, view: View, *dyn: Any) -> View:
     for o, s in zip(offs, view.strides):
         elem = elem + o * s
     return View(view.buf, view.base + elem * view.size, dims, view.strides, view.etype)
-
-
