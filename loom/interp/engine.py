@@ -562,6 +562,8 @@ class GridContext(BaseContext):
                     return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
 
                 v = self._per_shape(key, make)
+        elif kind == "workgroup" and self.ng > 1 and self.coord_affine(kind, dim) is not None:
+            v = A.positions(self.coord_affine(kind, dim), self.extents)
         elif kind == "workgroup":
             if self.ng == 1:
                 g = self.g0
@@ -817,7 +819,12 @@ class GridContext(BaseContext):
         byte_pos = pos[:, None] + np.arange(size)
         if self.sanitize:
             self._check(step, buf, byte_pos, lanes, raw)
-        buf.data[byte_pos] = raw
+        if size > 1 and not (pos % size).any():
+            # aligned elements: one element-wide scatter instead of one per byte
+            data = buf.data
+            data[: data.size - data.size % size].view(dtype)[pos // size] = vals
+        else:
+            buf.data[byte_pos] = raw
 
     def _affine_access(
         self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any

@@ -39,14 +39,30 @@ def _constant(ctx: Any, step: Any) -> Any:
     return v
 
 
+def _in_domain(ctx: Any, step: Any, a: Any, b: Any, sign: int) -> bool:
+    """True when ``a + sign * b`` provably stays in the result's domain on every lane of the
+    chunk: ``a`` lane-affine (its exact bounds from the fact), ``b`` uniform."""
+    affs = ctx.affs
+    if len(affs) != 2 or affs[0] is None or type(b) is np.ndarray:
+        return False
+    lo, hi = A.span(affs[0], ctx.extents)
+    lo, hi = lo + sign * int(b), hi + sign * int(b)
+    floor = 0 if _is_offset(step) else -(2**63)
+    return lo >= floor and hi < 2**63
+
+
 @semantics("index.add")
 def _add(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    if type(a) is np.ndarray and _in_domain(ctx, step, a, b, 1):
+        return a + b
     r = a + b
     return _domain(ctx, step, r, ((a ^ r) & (b ^ r)) < 0, a, b)
 
 
 @semantics("index.sub")
 def _sub(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    if type(a) is np.ndarray and _in_domain(ctx, step, a, b, -1):
+        return a - b
     r = a - b
     return _domain(ctx, step, r, ((a ^ b) & (a ^ r)) < 0, a, b)
 
