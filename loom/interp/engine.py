@@ -855,8 +855,14 @@ class GridContext(BaseContext):
         m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
-            lanes = san.lane_range(self.n) if mask is None else np.flatnonzero(mask)
-            pos = A.positions(f, ext)[lanes][:, None] + np.arange(size)
+            at = A.positions(f, ext)
+            if mask is None:
+                lanes = san.lane_range(self.n)
+            else:
+                lanes = np.flatnonzero(mask)
+                at = at[lanes]
+            # the sanitizer needs only each access's first byte
+            pos = np.broadcast_to(at[:, None], (at.size, size))
         if values is None:
             if m is None:
                 vals = self.out_array(step, dtype)
@@ -867,12 +873,14 @@ class GridContext(BaseContext):
                 vals = np.zeros(self.n, dtype)
                 np.copyto(vals.reshape(ext), view, where=m)
             if check:
-                self._check(step, buf, pos, lanes, None)
+                self._check(step, buf, san.FancyIndex(pos), lanes, None)
             return None, None, vals
         src = np.asarray(values, dtype=dtype)
         if check:
             raw = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[lanes])
-            self._check(step, buf, pos, lanes, raw.view(np.uint8).reshape(-1, size))
+            # injective (checked above): the same-step write race search has nothing to find
+            ix = san.FancyIndex(pos, distinct=True)
+            self._check(step, buf, ix, lanes, raw.view(np.uint8).reshape(-1, size))
         if src.ndim:
             src = src.reshape(ext)
         if m is None:
