@@ -816,15 +816,14 @@ class GridContext(BaseContext):
         vals = values[lanes] if np.ndim(values) else np.full(lanes.size, values, dtype)
         vals = np.ascontiguousarray(vals, dtype=dtype)
         raw = vals.view(np.uint8).reshape(-1, size)
-        byte_pos = pos[:, None] + np.arange(size)
         if self.sanitize:
-            self._check(step, buf, byte_pos, lanes, raw)
+            self._check(step, buf, pos[:, None] + np.arange(size), lanes, raw)
         if size > 1 and not (pos % size).any():
             # aligned elements: one element-wide scatter instead of one per byte
             data = buf.data
             data[: data.size - data.size % size].view(dtype)[pos // size] = vals
         else:
-            buf.data[byte_pos] = raw
+            buf.data[pos[:, None] + np.arange(size)] = raw
 
     def _affine_access(
         self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any
