@@ -101,3 +101,24 @@ def flat_stride(coeffs: tuple, extents: tuple) -> int | None:
             if c != k * f:
                 return None
     return 0 if k is None else k
+
+
+def separable(facts: list, extents: tuple) -> bool:
+    """True when lanes map one-to-one onto index tuples: every lane axis that varies drives
+    exactly one of the index facts, and each index is injective over its own axes. Then lanes
+    whose indices are all in bounds of a non-overlapping view access distinct elements, whatever
+    masked-off lanes would have touched."""
+    owner = [-1] * len(extents)
+    for j, co in enumerate(facts):
+        for d, c in enumerate(co):
+            if c and extents[d] > 1:
+                if owner[d] >= 0:
+                    return False
+                owner[d] = j
+    if any(o < 0 for o, e in zip(owner, extents) if e > 1):
+        return False
+    for j, co in enumerate(facts):
+        mine = [(c, e) for c, e, o in zip(co, extents, owner) if o == j]
+        if not injective(tuple(c for c, _ in mine), tuple(e for _, e in mine), 1):
+            return False
+    return True

@@ -835,7 +835,7 @@ class GridContext(BaseContext):
         ext, size = self.extents, dtype.itemsize
         if A.flat_stride(fact[1], ext) == size:
             return fact[0], None, None
-        f = fact
+        f = fact[:2]
         if buf.space != "global" and buf.group_bytes:
             gb = buf.group_bytes
             if buf.space == "workgroup":
@@ -846,7 +846,8 @@ class GridContext(BaseContext):
         lo, hi = A.span(f, ext)
         view = None
         room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
-        if lo >= 0 and hi + size <= room and (values is None or A.injective(f[1], ext, size)):
+        distinct = values is None or fact[2] or A.injective(f[1], ext, size)
+        if lo >= 0 and hi + size <= room and distinct:
             view = A.strided(buf.data, f, ext, dtype)
         if view is None:
             return None, A.positions(fact, ext), None

@@ -105,3 +105,12 @@ def test_lane_invariance_comes_from_traits() -> None:
     assert not lane_invariant(reg.lookup("view.store"))
     steps = Program(load("grid3d_mix")).function("grid3d_mix").body.steps
     assert {s.op.name for s in steps if s.invariant} >= {"buffer.view", "index.constant"}
+
+
+@given(ext=extents, data=st.data())
+def test_separable_facts_map_lanes_to_distinct_index_tuples(ext: tuple, data) -> None:
+    k = data.draw(st.integers(1, 3))
+    facts = [tuple(data.draw(st.integers(-3, 3)) for _ in ext) for _ in range(k)]
+    if A.separable(facts, ext):
+        tuples = list(zip(*(_brute((0, f), ext) for f in facts)))
+        assert len(set(tuples)) == len(tuples)

@@ -75,10 +75,12 @@ def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     base, dims, strides = static
     ext = ctx.extents
     c0, co, varying = 0, [0] * len(ext), False
+    facts = []
     for i, f, d, s in zip(idx, affs, dims, strides):
         if type(i) is np.ndarray:
             if f is None:
                 return None
+            facts.append(f[1])
             lo, hi = A.span(f, ext)
             if lo < 0 or hi >= d:
                 lo, hi = _active_span(ctx, f, i)
@@ -96,7 +98,8 @@ def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     if not varying:
         return None
     size = view.size
-    return (base + c0 * size, tuple(c * size for c in co))
+    distinct = A.injective(strides, dims, 1) and A.separable(facts, ext)
+    return (base + c0 * size, tuple(c * size for c in co), distinct)
 
 
 def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
