@@ -6,10 +6,14 @@ active: the fast path). Barriers are satisfied by lockstep execution; the saniti
 every live workitem of a workgroup reaches each barrier.
 
 Speed (see ``benchmarks/interp_saxpy.py``): per-op Python work happens once per op and chunk;
-results of lane-invariant ops (:data:`~loom.interp.semantics.INVARIANT`) are reused while their
-operands are the same objects; lane-affine indices (``group * size + lane``) become slices whose
-bounds are checked at their two ends; chunks are sized to stay in the CPU caches and write their
-results into the previous chunk's dead arrays (fresh memory costs page faults). ``FAST_PATHS =
+results of lane-invariant ops (``Pure`` without a ``Uniformity`` trait, see
+:func:`~loom.interp.compile.lane_invariant`) are reused while their operands are the same
+objects; a chunk is a box of workgroups (whole planes, whole rows or part of a row), so index
+values built from coordinates, sizes, counts, arguments and constants carry affine facts over
+its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
+of the buffer, workgroup memory included (bounds from the facts, never from the lanes); chunks
+are sized to stay in the CPU caches and write their results into the previous chunk's dead
+arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
 """
 
