@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dsl import OpDef
+from loom.dsl import OpDef, Pure, Uniformity
 from loom.errors import LoomRuntimeError
-from loom.interp.semantics import AFFINE_RULES, INVARIANT, SEMANTICS, Control
+from loom.interp.semantics import AFFINE_RULES, SEMANTICS, Control
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.opview import operand_groups
 from loom.registry import OpRegistry, as_registry
@@ -70,7 +70,7 @@ class Step:
         self.regions: tuple[CRegion | None, ...] = ()
         self.cache: dict[str, Any] = {}
         self.callee: CFunc | None = None
-        self.invariant = op.name in INVARIANT
+        self.invariant = lane_invariant(decl) and not op.regions
         dim_slots = tuple(
             func.slot(d.value)
             for v in op.results
@@ -187,6 +187,13 @@ class Program:
         self.funcs[name] = func
         func.body = self.compile_region(func, op.regions[-1], depth)
         return func
+
+
+def lane_invariant(decl: OpDef) -> bool:
+    """True when the op's results depend only on its operands and attributes: a ``Pure`` op
+    without a ``Uniformity`` trait (those read the workitem's coordinates), so over uniform
+    operands its result is the same for every lane and chunk and may be reused."""
+    return decl.trait(Pure) is not None and decl.trait(Uniformity) is None
 
 
 def _callee_of(op: Operation, decl: OpDef) -> str | None:

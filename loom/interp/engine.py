@@ -6,10 +6,14 @@ active: the fast path). Barriers are satisfied by lockstep execution; the saniti
 every live workitem of a workgroup reaches each barrier.
 
 Speed (see ``benchmarks/interp_saxpy.py``): per-op Python work happens once per op and chunk;
-results of lane-invariant ops (:data:`~loom.interp.semantics.INVARIANT`) are reused while their
-operands are the same objects; lane-affine indices (``group * size + lane``) become slices whose
-bounds are checked at their two ends; chunks are sized to stay in the CPU caches and write their
-results into the previous chunk's dead arrays (fresh memory costs page faults). ``FAST_PATHS =
+results of lane-invariant ops (``Pure`` without a ``Uniformity`` trait, see
+:func:`~loom.interp.compile.lane_invariant`) are reused while their operands are the same
+objects; a chunk is a box of workgroups (whole planes, whole rows or part of a row), so index
+values built from coordinates, sizes, counts, arguments and constants carry affine facts over
+its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
+of the buffer, workgroup memory included (bounds from the facts, never from the lanes); chunks
+are sized to stay in the CPU caches and write their results into the previous chunk's dead
+arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
 """
 
@@ -24,6 +28,7 @@ import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.errors import LoomRuntimeError
+from loom.interp import affine as A
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import run_cfg
@@ -212,6 +217,7 @@ class BaseContext:
     mask: Any = None
     memo: dict | None = None
     track_affine = True
+    extents: tuple = ()
     _ins: tuple = ()
 
     def __init__(self, plan: KernelPlan, max_steps: int | None = None) -> None:
@@ -454,16 +460,28 @@ class GridContext(BaseContext):
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
         self.tracer: Any = None
+        self._uniform = {("size", d): np.int64(v) for d, v in enumerate(sizes)} | {
+            ("count", d): np.int64(v) for d, v in enumerate(counts)
+        }
+        """Launch-uniform coordinates as fixed objects, so invariant results downstream are
+        reused across chunks (the reuse compares operands by identity)."""
 
     def _func_of_env(self) -> CFunc:
         return self._func
 
     # -------------------------------------------------------------- chunks
 
-    def run_chunk(self, first_group: int, ngroups: int, args: list) -> None:
-        """Run workgroups ``first_group .. first_group + ngroups - 1`` together."""
+    def run_chunk(self, first_group: int, ngroups: int, args: list, box: tuple = ()) -> None:
+        """Run workgroups ``first_group .. first_group + ngroups - 1`` together; ``box`` is
+        their (origin, extents) in the grid when they form a box (lane axes for affine
+        facts)."""
         self.g0, self.ng = first_group, ngroups
         self.n = ngroups * self.wg
+        if not box:
+            box = _box_of(first_group, ngroups, self.counts) or ((0, 0, 0), ())
+        self.origin, kext = box
+        sx, sy, sz = self.sizes
+        self.extents = (*kext, sz, sy, sx) if kext else ()
         self.coords: dict[Any, Any] = {}
         self.live = None
         self.epochs = np.zeros(ngroups, dtype=np.int32)
@@ -537,10 +555,8 @@ class GridContext(BaseContext):
     def coord(self, kind: str, dim: str, step: Any = None) -> Any:
         """A coordinate query (``workitem``, ``workgroup``, ``size``, ``count``, ``dispatch``)."""
         d = _DIMS[dim]
-        if kind == "size":
-            return np.int64(self.sizes[d])
-        if kind == "count":
-            return np.int64(self.counts[d])
+        if kind in ("size", "count"):
+            return self._uniform[(kind, d)]
         key = (kind, d)
         v = self.coords.get(key)
         if v is not None:
@@ -557,6 +573,8 @@ class GridContext(BaseContext):
                     return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
 
                 v = self._per_shape(key, make)
+        elif kind == "workgroup" and self.ng > 1 and self.coord_affine(kind, dim) is not None:
+            v = A.positions(self.coord_affine(kind, dim), self.extents)
         elif kind == "workgroup":
             if self.ng == 1:
                 g = self.g0
@@ -566,6 +584,7 @@ class GridContext(BaseContext):
                 v = (g % gx, (g // gx) % gy, g // (gx * gy))[d]
         else:
             a = self.coord_affine("dispatch", dim)
+            a = a if a is not None and A.flat_stride(a[1], self.extents) == 1 else None
             if a is not None:
                 if self.workitems <= SHARED_IDS:
                     # a read-only window on a shared 0..N-1: no memory written per chunk
@@ -584,14 +603,26 @@ class GridContext(BaseContext):
         return v
 
     def coord_affine(self, kind: str, dim: str) -> Any:
-        """(start, stride) when the coordinate is ``start + stride * lane``."""
-        if dim != "x" or self.sizes[1] != 1 or self.sizes[2] != 1:
+        """The coordinate's affine fact over the chunk's lane axes (None when uniform)."""
+        if not self.extents or kind in ("size", "count"):
             return None
-        if kind == "dispatch" and self.counts[1] == 1 and self.counts[2] == 1:
-            return (self.g0 * self.sizes[0], 1)
-        if kind == "workitem" and self.ng == 1:
-            return (0, 1)
-        return None
+        d = _DIMS[dim]
+        co = [0] * 6
+        if kind == "workitem":
+            if self.sizes[d] == 1:
+                return None
+            co[5 - d] = 1
+            return (0, tuple(co))
+        group = self.origin[2 - d]
+        if self.extents[2 - d] > 1:
+            co[2 - d] = 1
+        if kind == "workgroup":
+            return (group, tuple(co)) if any(co) else None
+        s = self.sizes[d]
+        co = [c * s for c in co]
+        if s > 1:
+            co[5 - d] = 1
+        return (group * s, tuple(co)) if any(co) else None
 
     def coords_of_lane(self, lane: int | None) -> Any:
         if lane is None:
@@ -753,8 +784,11 @@ class GridContext(BaseContext):
             nbytes = act.flat[0] if act.size else 0
         per = self.ng if space == "workgroup" else self.n
         size = scratch_bytes(self, step, nbytes, per, MAX_SCRATCH_BYTES)
-        data = np.zeros(size * per, dtype=np.uint8)
+        # one owner's worth of slack past the end: a strided read over a box of lanes may
+        # reach into it for masked-off lanes of the last owner (never for active ones)
+        data = np.zeros(size * (per + 1), dtype=np.uint8)[: size * per]
         buf = Buf(data, f"%{step.op.results[0].display_name}", space, size)
+        buf.slack = size
         buf.group_bytes = size
         buf.space = space if space == "workgroup" else "private"
         if self.sanitize:
@@ -776,6 +810,10 @@ class GridContext(BaseContext):
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         """Read one element per active lane."""
         size = dtype.itemsize
+        if type(contig) is tuple:
+            contig, addr, vals = self._affine_access(step, buf, contig, dtype, None)
+            if vals is not None:
+                return vals
         if contig is not None:
             contig = int(contig)  # exact: bounds arithmetic must not wrap around
         if contig is not None and self.mask is None and buf.space == "global":
@@ -829,6 +867,10 @@ class GridContext(BaseContext):
     ) -> None:
         """Write one element per active lane."""
         size = dtype.itemsize
+        if type(contig) is tuple:
+            contig, addr, done = self._affine_access(step, buf, contig, dtype, values)
+            if done is not None:
+                return
         if contig is not None:
             contig = int(contig)  # exact: bounds arithmetic must not wrap around
         if (
@@ -865,10 +907,78 @@ class GridContext(BaseContext):
         vals = values[lanes] if np.ndim(values) else np.full(lanes.size, values, dtype)
         vals = np.ascontiguousarray(vals, dtype=dtype)
         raw = vals.view(np.uint8).reshape(-1, size)
-        byte_pos = pos[:, None] + np.arange(size)
         if self.sanitize:
-            self._check(step, buf, byte_pos, lanes, raw)
-        buf.data[byte_pos] = raw
+            self._check(step, buf, pos[:, None] + np.arange(size), lanes, raw)
+        if size > 1 and not (pos % size).any():
+            # aligned elements: one element-wide scatter instead of one per byte
+            data = buf.data
+            data[: data.size - data.size % size].view(dtype)[pos // size] = vals
+        else:
+            buf.data[pos[:, None] + np.arange(size)] = raw
+
+    def _affine_access(
+        self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any
+    ) -> tuple:
+        """An access whose byte address has an affine fact: as a strided view of the buffer
+        over all lanes when it fits; returns ``(contig, addr, result)`` where ``result`` is the
+        loaded lanes (or True for a store) and otherwise ``contig``/``addr`` for the other
+        paths (the lane-0 address of consecutive elements, or every lane's address)."""
+        ext, size = self.extents, dtype.itemsize
+        if A.flat_stride(fact[1], ext) == size:
+            return fact[0], None, None
+        f = fact[:2]
+        if buf.space != "global" and buf.group_bytes:
+            gb = buf.group_bytes
+            if buf.space == "workgroup":
+                own = (gb * ext[1] * ext[2], gb * ext[2], gb, 0, 0, 0)
+            else:
+                own = tuple(gb * c for c in A.lane_strides(ext))
+            f = (f[0], tuple(a + b for a, b in zip(f[1], own)))
+        lo, hi = A.span(f, ext)
+        view = None
+        room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
+        distinct = values is None or fact[2] or A.injective(f[1], ext, size)
+        if lo >= 0 and hi + size <= room and distinct:
+            view = A.strided(buf.data, f, ext, dtype)
+        if view is None:
+            return None, A.positions(fact, ext), None
+        mask = self.mask
+        m = None if mask is None else mask.reshape(ext)
+        check = self.sanitize and buf.shadow is not None
+        if check:
+            at = A.positions(f, ext)
+            if mask is None:
+                lanes = san.lane_range(self.n)
+            else:
+                lanes = np.flatnonzero(mask)
+                at = at[lanes]
+            # the sanitizer needs only each access's first byte
+            pos = np.broadcast_to(at[:, None], (at.size, size))
+        if values is None:
+            if m is None:
+                vals = self.out_array(step, dtype)
+                if vals is None:
+                    vals = self.produced(step, np.empty(self.n, dtype))
+                np.copyto(vals.reshape(ext), view)
+            else:
+                vals = np.zeros(self.n, dtype)
+                np.copyto(vals.reshape(ext), view, where=m)
+            if check:
+                self._check(step, buf, san.FancyIndex(pos), lanes, None)
+            return None, None, vals
+        src = np.asarray(values, dtype=dtype)
+        if check:
+            raw = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[lanes])
+            # injective (checked above): the same-step write race search has nothing to find
+            ix = san.FancyIndex(pos, distinct=True)
+            self._check(step, buf, ix, lanes, raw.view(np.uint8).reshape(-1, size))
+        if src.ndim:
+            src = src.reshape(ext)
+        if m is None:
+            view[...] = src
+        else:
+            np.copyto(view, src, where=m)
+        return None, None, True
 
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
@@ -1100,14 +1210,34 @@ def launch(
     )
 
 
+def _next_box(start: int, most: int, counts: tuple) -> tuple:
+    """The largest box of at most ``most`` workgroups starting at flat group ``start`` whose
+    groups are consecutive: whole planes, whole rows of one plane, or part of one row."""
+    gx, gy, gz = counts
+    x, y, z = start % gx, (start // gx) % gy, start // (gx * gy)
+    if x == 0 and y == 0 and gx * gy <= most:
+        k = min(most // (gx * gy), gz - z)
+        return (z, y, x), (k, gy, gx)
+    if x == 0 and gx <= most:
+        return (z, y, x), (1, min(most // gx, gy - y), gx)
+    return (z, y, x), (1, 1, min(most, gx - x))
+
+
+def _box_of(start: int, count: int, counts: tuple) -> tuple:
+    """(origin, extents) of ``count`` groups from ``start`` when they form a box, else ()."""
+    box = _next_box(start, count, counts)
+    return box if box[1][0] * box[1][1] * box[1][2] == count else ()
+
+
 def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: Any) -> int:
     total_ops = 0
     if ngroups and wg:
         per_chunk = max(1, CHUNK_LANES // wg)
         start = 0
         while start < ngroups:
-            count = min(per_chunk, ngroups - start)
-            ctx.run_chunk(start, count, values)
+            box = _next_box(start, per_chunk, ctx.counts)
+            count = box[1][0] * box[1][1] * box[1][2]
+            ctx.run_chunk(start, count, values, box)
             total_ops += ctx.ops
             ctx.ops = 0
             start += count

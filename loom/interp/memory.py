@@ -18,7 +18,17 @@ class Buf:
     relative to that slice. ``shadow`` holds the sanitizer's per-byte state (or None).
     """
 
-    __slots__ = ("data", "name", "space", "group_bytes", "shadow", "uid", "length", "__weakref__")
+    __slots__ = (
+        "data",
+        "name",
+        "space",
+        "group_bytes",
+        "shadow",
+        "uid",
+        "length",
+        "slack",
+        "__weakref__",
+    )
     _next = 0
 
     def __init__(
@@ -30,6 +40,8 @@ class Buf:
         self.group_bytes = group_bytes
         self.length = group_bytes or int(data.size)
         """Byte length seen by one workitem."""
+        self.slack = 0
+        """Zero bytes owned past ``data`` (strided reads of masked-off lanes may touch them)."""
         self.shadow: Any = None
         Buf._next += 1
         self.uid = Buf._next

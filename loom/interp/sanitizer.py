@@ -443,10 +443,12 @@ class SliceIndex:
 class FancyIndex:
     """Accesses of ``size`` bytes at arbitrary starts (``pos`` is an (n, size) byte array)."""
 
-    __slots__ = ("starts", "size", "g", "gpos")
+    __slots__ = ("starts", "size", "g", "gpos", "distinct")
     contiguous = False
 
-    def __init__(self, pos: np.ndarray) -> None:
+    def __init__(self, pos: np.ndarray, distinct: bool = False) -> None:
+        self.distinct = distinct
+        """True when the caller knows no two accesses overlap (no same-step race search)."""
         self.starts = np.ascontiguousarray(pos[:, 0])
         self.size = pos.shape[1]
         self.g = 1
@@ -840,7 +842,7 @@ def check_write(
                 "data race: writes memory read without a barrier",
                 "the conflicting read",
             )
-    if not ix.contiguous and not atomic:
+    if not (ix.contiguous or ix.distinct or atomic):
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes)
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:

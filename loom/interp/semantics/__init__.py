@@ -19,8 +19,9 @@ SEMANTICS: dict[str, Any] = {}
 """Op name -> semantics function or :class:`Control`."""
 
 INVARIANT: set[str] = set()
-"""Ops whose result depends only on their operands, attributes and the launch (not on lanes,
-memory or control): the grid engine may reuse their result while the operands are unchanged."""
+"""Names passed to :func:`invariant` (kept so existing registrations still import). The engines
+do not read it: lane invariance comes from the declarations' traits (see
+:func:`loom.interp.compile.lane_invariant`)."""
 
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
@@ -58,7 +59,7 @@ def semantics(*names: str) -> Callable[[Any], Any]:
 
 
 def invariant(*names: str) -> None:
-    """Declare ops as lane-invariant (see :data:`INVARIANT`)."""
+    """Compatibility only: records names in :data:`INVARIANT`, which the engines ignore."""
     INVARIANT.update(names)
 
 

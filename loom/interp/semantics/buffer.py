@@ -8,7 +8,7 @@ import numpy as np
 
 from loom.interp.memory import View, dense_strides
 from loom.interp.numerics import to_memory
-from loom.interp.semantics import invariant, semantics
+from loom.interp.semantics import semantics
 from loom.interp.semantics._util import itype, rtype
 from loom.ir import DynamicDim
 
@@ -129,15 +129,6 @@ def _at(v: Any, lane: int) -> Any:
     return v[lane] if np.ndim(v) else v
 
 
-invariant(
-    "buffer.view",
-    "buffer.length",
-    "buffer.assume.noalias",
-    "buffer.assume.alignment",
-    "buffer.assume.memory_space",
-)
-
-
 @semantics("buffer.assume.same_root")
 def _same_root(ctx: Any, step: Any, buf: Any, root: Any) -> Any:
     return buf
@@ -159,6 +150,3 @@ def _pack(ctx: Any, step: Any, *lengths: Any) -> tuple:
         end = start + n
     biggest = max(aligns, default=1)
     return (-(-end // biggest) * biggest, *offsets)
-
-
-invariant("buffer.assume.same_root", "buffer.pack")

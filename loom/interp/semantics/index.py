@@ -6,13 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from loom.interp import affine as A
 from loom.interp.numerics import (
     count_leading_zeros,
     count_trailing_zeros,
     popcount,
     rotate_left,
 )
-from loom.interp.semantics import SEMANTICS, affine, invariant, semantics
+from loom.interp.semantics import affine, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 _I64 = np.int64
@@ -44,14 +45,30 @@ def _constant(ctx: Any, step: Any) -> Any:
     return v
 
 
+def _in_domain(ctx: Any, step: Any, a: Any, b: Any, sign: int) -> bool:
+    """True when ``a + sign * b`` provably stays in the result's domain on every lane of the
+    chunk: ``a`` lane-affine (its exact bounds from the fact), ``b`` uniform."""
+    affs = ctx.affs
+    if len(affs) != 2 or affs[0] is None or type(b) is np.ndarray:
+        return False
+    lo, hi = A.span(affs[0], ctx.extents)
+    lo, hi = lo + sign * int(b), hi + sign * int(b)
+    floor = 0 if _is_offset(step) else -(2**63)
+    return lo >= floor and hi < 2**63
+
+
 @semantics("index.add")
 def _add(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    if type(a) is np.ndarray and _in_domain(ctx, step, a, b, 1):
+        return a + b
     r = a + b
     return _domain(ctx, step, r, ((a ^ r) & (b ^ r)) < 0, a, b)
 
 
 @semantics("index.sub")
 def _sub(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+    if type(a) is np.ndarray and _in_domain(ctx, step, a, b, -1):
+        return a - b
     r = a - b
     return _domain(ctx, step, r, ((a ^ b) & (a ^ r)) < 0, a, b)
 
@@ -138,23 +155,26 @@ _MONOTONE = {"slt", "sle", "sgt", "sge"}
 
 def _uniform_cmp(ctx: Any, fn: Any, a: Any, b: Any) -> Any:
     """The comparison as a lane-uniform bool when a lane-affine operand against a uniform one
-    gives the same answer on every lane (checked at the first and last lane: a signed order
-    against a line holds everywhere between when it holds at both ends); else None."""
+    gives the same answer on every lane (checked at the smallest and largest value over the
+    chunk: a signed order against a constant holds everywhere between when it holds at both
+    ends); else None."""
     affs = ctx.affs
     if len(affs) != 2:
         return None
     fa, fb = affs
     if fa is not None and type(b) is not np.ndarray and type(a) is np.ndarray:
-        ends = (fa[0], fa[0] + fa[1] * (ctx.n - 1))
+        ends = A.span(fa, ctx.extents)
+        if ends[0] < -(2**63) or ends[1] >= 2**63:
+            return None
         first, last = (fn(_I64(e), b) for e in ends)
     elif fb is not None and type(a) is not np.ndarray and type(b) is np.ndarray:
-        ends = (fb[0], fb[0] + fb[1] * (ctx.n - 1))
+        ends = A.span(fb, ctx.extents)
+        if ends[0] < -(2**63) or ends[1] >= 2**63:
+            return None
         first, last = (fn(a, _I64(e)) for e in ends)
     else:
         return None
-    if min(ends) >= -(2**63) and max(ends) < 2**63 and first == last:
-        return np.bool_(first)
-    return None
+    return np.bool_(first) if first == last else None
 
 
 @semantics("index.cmp")
@@ -263,58 +283,84 @@ def _assume(ctx: Any, step: Any, *values: Any) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def _uniform(v: Any) -> bool:
-    return np.ndim(v) == 0
-
-
 @affine("index.add")
 def _aff_add(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     (a, b), (fa, fb) = args, affs
-    if fa is not None and _uniform(b):
-        return (fa[0] + int(b), fa[1])
-    if fb is not None and _uniform(a):
-        return (fb[0] + int(a), fb[1])
+    if fa is not None and fb is not None:
+        return A.add(fa, fb)
+    if fa is not None and A.uniform(b):
+        return A.plus(fa, int(b))
+    if fb is not None and A.uniform(a):
+        return A.plus(fb, int(a))
     return None
 
 
 @affine("index.sub")
 def _aff_sub(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
-    (_a, b), (fa, _) = args, affs
-    if fa is not None and _uniform(b):
-        return (fa[0] - int(b), fa[1])
+    (a, b), (fa, fb) = args, affs
+    if fb is not None:
+        neg = A.times(fb, -1)
+        if fa is not None:
+            return A.add(fa, neg)
+        return A.plus(neg, int(a)) if A.uniform(a) else None
+    if fa is not None and A.uniform(b):
+        return A.plus(fa, -int(b))
+    return None
+
+
+def _product(a: Any, b: Any, fa: Any, fb: Any) -> Any:
+    if fa is not None and A.uniform(b):
+        return A.times(fa, int(b))
+    if fb is not None and A.uniform(a):
+        return A.times(fb, int(a))
     return None
 
 
 @affine("index.mul", "index.scale")
 def _aff_mul(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     (a, b), (fa, fb) = args, affs
-    if fa is not None and _uniform(b):
-        return (fa[0] * int(b), fa[1] * int(b))
-    if fb is not None and _uniform(a):
-        return (fb[0] * int(a), fb[1] * int(a))
-    return None
+    return _product(a, b, fa, fb)
 
 
 @affine("index.madd")
 def _aff_madd(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     (a, b, c), (fa, fb, fc) = args, affs
-    if _uniform(c) or fc is not None:
-        prod = None
-        if fa is not None and _uniform(b):
-            prod = (fa[0] * int(b), fa[1] * int(b))
-        elif fb is not None and _uniform(a):
-            prod = (fb[0] * int(a), fb[1] * int(a))
-        elif _uniform(a) and _uniform(b) and fc is not None:
-            return (fc[0] + int(a) * int(b), fc[1])
-        if prod is not None and _uniform(c):
-            return (prod[0] + int(c), prod[1])
-    return None
+    if A.uniform(a) and A.uniform(b):
+        prod: Any = (int(a) * int(b), None)
+    else:
+        prod = _product(a, b, fa, fb)
+        if prod is None:
+            return None
+    if prod[1] is None:
+        return A.plus(fc, prod[0]) if fc is not None else None
+    if fc is not None:
+        return A.add(prod, fc)
+    return A.plus(prod, int(c)) if A.uniform(c) else None
+
+
+def _aff_bound(pick_max: bool) -> Any:
+    def rule(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
+        # min/max of a lane-affine value and a uniform one is affine when one side wins on
+        # every lane of the chunk
+        (a, b), (fa, fb) = args, affs
+        if fa is not None and A.uniform(b):
+            f, k = fa, int(b)
+        elif fb is not None and A.uniform(a):
+            f, k = fb, int(a)
+        else:
+            return None
+        lo, hi = A.span(f, ctx.extents)
+        if (lo >= k) if pick_max else (hi <= k):
+            return f
+        return None
+
+    return rule
+
+
+affine("index.min")(_aff_bound(False))
+affine("index.max")(_aff_bound(True))
 
 
 @affine("index.cast")
 def _aff_cast(ctx: Any, step: Any, args: tuple, affs: tuple) -> Any:
     return affs[0] if rtype(step).is_address and itype(step).is_address else None
-
-
-# address arithmetic is a pure function of its operands and attributes
-invariant(*(name for name in SEMANTICS if name.startswith("index.")))

@@ -53,8 +53,6 @@ for _kind, _name in (
     _sem, _aff = _coordinate(_kind)
     semantics(_name)(_sem)
     affine(_name)(_aff)
-    if _kind in ("size", "count"):
-        invariant(_name)  # the same for every lane of a launch
 
 
 @semantics("kernel.barrier")

@@ -24,7 +24,7 @@ from loom.interp.numerics import (
     to_memory,
 )
 from loom.interp.numerics import value_dtype as vdt
-from loom.interp.semantics import SEMANTICS, invariant, semantics
+from loom.interp.semantics import semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 # ----------------------------------------------------------------------------- constants
@@ -791,4 +791,3 @@ def source_line(ctx: Any, op: Any) -> str:
 
 
 # every scalar op is a pure function of its operands and attributes
-invariant(*(name for name in SEMANTICS if name.startswith("scalar.")))

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from loom.interp import affine as A
 from loom.interp.memory import View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
-from loom.interp.semantics import invariant, semantics
+from loom.interp.semantics import semantics
 from loom.interp.semantics._combine import COMBINE
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
@@ -71,38 +72,59 @@ def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None
 
 
 def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
-    """Lane-0 byte address when exactly one index is lane-affine with unit element stride and
-    every active lane is in bounds (checked from the affine form, without touching lanes)."""
+    """The byte address's affine fact over the chunk's lanes (see :mod:`loom.interp.affine`)
+    when every lane-varying index has one and every active lane is in bounds (checked from the
+    facts, without touching lanes); else None."""
     static = view.static
     if static is None:
         return None
     base, dims, strides = static
-    k = -1
-    for j, i in enumerate(idx):
+    ext = ctx.extents
+    c0, co, varying = 0, [0] * len(ext), False
+    facts = []
+    for i, f, d, s in zip(idx, affs, dims, strides):
         if type(i) is np.ndarray:
-            if k >= 0:
+            if f is None:
                 return None
-            k = j
-    if k < 0:
-        return None
-    aff = affs[k]
-    if aff is None or aff[1] * strides[k] != 1:
-        return None
-    rng = ctx.active_range()
-    if rng is None or rng[0] >= rng[1]:
-        return None
-    lo, hi = rng
-    first, last = aff[0] + aff[1] * lo, aff[0] + aff[1] * (hi - 1)
-    if min(first, last) < 0 or max(first, last) >= dims[k]:
-        return None
-    uniform = 0
-    for j, i in enumerate(idx):
-        if j != k:
+            facts.append(f[1])
+            lo, hi = A.span(f, ext)
+            if lo < 0 or hi >= d:
+                lo, hi = _active_span(ctx, f, i)
+                if lo < 0 or hi >= d:
+                    return None
+            c0 += f[0] * s
+            for k, c in enumerate(f[1]):
+                co[k] += c * s
+            varying = True
+        else:
             i = int(i)
-            if not 0 <= i < dims[j]:
+            if not 0 <= i < d:
                 return None
-            uniform += i * strides[j]
-    return base + (uniform + aff[0] * strides[k]) * view.size
+            c0 += i * s
+    if not varying:
+        return None
+    size = view.size
+    distinct = A.injective(strides, dims, 1) and A.separable(facts, ext)
+    return (base + c0 * size, tuple(c * size for c in co), distinct)
+
+
+def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
+    """Bounds of a fact over the active lanes: from the active range when the fact is linear in
+    the flat lane index (a bounds guard's last partial workgroup), else from the lane values
+    under the mask (a guard at a tile's edge)."""
+    mask = ctx.mask
+    k = A.flat_stride(f[1], ctx.extents)
+    if k is None and type(mask) is np.ndarray:
+        if not mask.any():
+            return (-1, -1)
+        big = np.iinfo(np.int64)
+        lo = np.min(lanes, where=mask, initial=big.max)
+        return int(lo), int(np.max(lanes, where=mask, initial=big.min))
+    rng = ctx.active_range() if k is not None else None
+    if rng is None or rng[0] >= rng[1]:
+        return (-1, -1)
+    first, last = f[0] + k * rng[0], f[0] + k * (rng[1] - 1)
+    return min(first, last), max(first, last)
 
 
 _UNSET = object()
@@ -172,9 +194,6 @@ def _subview(ctx: Any, step: Any, view: View, *dyn: Any) -> View:
     return View(view.buf, view.base + elem * view.size, dims, view.strides, view.etype)
 
 
-invariant("view.subview")
-
-
 @semantics("view.refine")
 def _refine(ctx: Any, step: Any, view: View) -> View:
     dims = type_dims(ctx, rtype(step))
@@ -184,9 +203,6 @@ def _refine(ctx: Any, step: Any, view: View) -> View:
     if np.any(bad):
         ctx.check(step, bad, "RUNTIME/012", "view.refine asserts extents the view does not have")
     return View(view.buf, view.base, dims, view.strides, view.etype)
-
-
-invariant("view.refine")
 
 
 @semantics("view.prefetch")
