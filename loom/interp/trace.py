@@ -105,6 +105,8 @@ class Tracer:
             if write:
                 t.last_writer[sl] = np.repeat(np.arange(items, items + n, dtype=np.int64), size)
             return
+        if hasattr(pos, "starts"):  # an index object of the sanitizer (starts, size)
+            pos = pos.starts[:, None] + np.arange(pos.size)
         flat = np.asarray(pos, dtype=np.int64).reshape(len(items), -1) + off
         np.add.at(t.writes if write else t.reads, flat.reshape(-1), 1)
         if write:

@@ -69,3 +69,12 @@ def test_stepper_leaves_the_same_memory(name: str) -> None:
     for a, b in zip(grid_job["args"], step_job["args"]):
         if isinstance(a, np.ndarray):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_traced_launch_counts_every_store(name: str) -> None:
+    job = CASES[name].make(SMALL // 4, np.random.default_rng(4))
+    r = launch(_module(name), name, workload=job["workload"], args=job["args"], trace=True)
+    assert not r.findings, r.render()
+    writes = sum(int(t.writes.sum()) for t in r.accesses.values())
+    assert writes > 0
