@@ -76,6 +76,7 @@ def affine(*names: str) -> Callable[[Any], Any]:
 def _load_all() -> None:
     from loom.interp.semantics import (  # noqa: F401
         buffer,
+        check,
         func,
         index,
         kernel,
