@@ -309,3 +309,16 @@ def run(
         for s in plans_idx:
             result.samples.append(c.run_sample(s, plans[s]))
     return report
+
+
+def plan_counts(
+    module: Any, max_samples_per_case: int = 4096, case: str | None = None
+) -> list[tuple[str, int]]:
+    """(case name, sample count) for each case, without running any."""
+    name = case[1:] if case and case.startswith("@") else case
+    out = []
+    for op in module.ops:
+        if op.name == C.CASE.name and name in (None, op.attributes["case_symbol"]):
+            c = _Case(module, op, None)
+            out.append((c.name, min(math.prod(len(d) for d in c.domains), max_samples_per_case)))
+    return out
