@@ -117,8 +117,11 @@ class Report:
         samples = []
         for s in self.samples:
             failures = [
-                {"index": f.index, "kind": f.kind if f.kind in kinds else "custom",
-                 "detail": f.detail}
+                {
+                    "index": f.index,
+                    "kind": f.kind if f.kind in kinds else "custom",
+                    "detail": f.detail,
+                }
                 for f in s.failures
             ]
             entry: dict[str, Any] = {

@@ -19,7 +19,7 @@ from loom.check.report import CaseResult, Failure, Report, SampleResult
 from loom.diagnostics import op_source_range, render_range
 from loom.dialects import check as C
 from loom.errors import LoomError
-from loom.ir.types import ScalarType, ShapedType, StaticDim
+from loom.ir.types import ShapedType, StaticDim
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,

@@ -192,9 +192,9 @@ PARAM_SEED = op(
 def _verify_literal(op, ctx) -> list[Violation]:  # noqa: ANN001
     t = op.results[0].type
     v = op.attributes.get("value")
-    if getattr(t, "is_integer", False) or getattr(t, "is_address", False):
-        if isinstance(v, float):
-            return [Violation("TYPE/005", f"'value' {v} is not an integer of type {t}", "value")]
+    integral = getattr(t, "is_integer", False) or getattr(t, "is_address", False)
+    if integral and isinstance(v, float):
+        return [Violation("TYPE/005", f"'value' {v} is not an integer of type {t}", "value")]
     return []
 
 
@@ -403,9 +403,12 @@ EXPECT_CLOSE = _binary(
         AttrDef("rtol", AttrKind.FLOAT),
         AttrDef("nan", AttrKind.ENUM, enum=EnumDef("nan", ("same", "different"))),
     ],
-    extra_fmt=[Clause("atol", Attr("atol")), Clause("rtol", Attr("rtol")), Clause("nan", Attr("nan"))],
-    example=_PAIR
-    + "check.expect.close actual(%a) expected(%a) atol(0.0001) rtol(0.0001) nan(same)"
+    extra_fmt=[
+        Clause("atol", Attr("atol")),
+        Clause("rtol", Attr("rtol")),
+        Clause("nan", Attr("nan")),
+    ],
+    example=_PAIR + "check.expect.close actual(%a) expected(%a) atol(0.0001) rtol(0.0001) nan(same)"
     " : vector<4xf32>",
 )
 
@@ -446,9 +449,7 @@ EXPECT = op(
     ],
     builder="expect",
     examples=[
-        _in_case(
-            _PAIR + 'check.expect<"topk.equal"> actual(%a) expected(%a) : vector<4xf32>'
-        )
+        _in_case(_PAIR + 'check.expect<"topk.equal"> actual(%a) expected(%a) : vector<4xf32>')
     ],
 )
 
