@@ -468,11 +468,11 @@ BENCHMARK = op(
     "A benchmark record over a case, fixing some of its parameters.",
     attrs=[AttrDef("case_ref", AttrKind.SYMBOL), AttrDef("benchmark", AttrKind.SYMBOL)],
     traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", ("record",))],
-    format=[Clause("case", SymbolRef("case_ref")), SymbolRef("benchmark"), AttrDict()],
+    format=[TemplateParam("case_ref"), SymbolRef("benchmark"), AttrDict()],
     builder="benchmark",
     examples=[
         Example(
-            "check.case @sweep {\n  check.return\n}\ncheck.benchmark case(@sweep) @sweep_latency",
+            "check.case @sweep {\n  check.return\n}\ncheck.benchmark<@sweep> @sweep_latency",
             top_level=True,
         )
     ],
