@@ -18,8 +18,10 @@ import numpy as np
 from loom.check.report import CaseResult, Failure, Report, SampleResult
 from loom.diagnostics import op_source_range, render_range
 from loom.dialects import check as C
+from loom.dialects import kernel as K
 from loom.errors import LoomError
 from loom.ir.types import ShapedType, StaticDim
+from loom.opview import operand_groups
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
@@ -130,8 +132,9 @@ def _compare(op: Any, got: Any, want: Any) -> tuple[str, Any] | None:
 
 
 class _Case:
-    def __init__(self, module: Any, op: Any, base: Path | None) -> None:
+    def __init__(self, module: Any, op: Any, base: Path | None, sanitize: bool = True) -> None:
         self.module = module
+        self.sanitize = sanitize
         self.op = op
         self.name = op.attributes["case_symbol"]
         self.body = op.regions[0].blocks[0].ops
@@ -183,8 +186,28 @@ class _Case:
         res.expectation_count = n_exp
         return res
 
+    def _launch(self, o: Any, env: dict) -> None:
+        from loom.interp import launch
+
+        groups = operand_groups(o, K.LAUNCH)
+        workload = [int(env[id(v)]) for v in groups["workloads"]]
+        # Tensors are passed by storage: the kernel writes straight into the case's arrays.
+        args = [env[id(v)] for v in groups["arguments"]]
+        result = launch(
+            self.module, o.attributes["callee"], workload=workload, args=args,
+            sanitize=self.sanitize,
+        )  # fmt: skip
+        if result.errors:
+            raise CheckError(
+                f"kernel @{o.attributes['callee']} reported "
+                + "; ".join(d.headline() for d in result.errors)
+            )
+
     def _value(self, o: Any, env: dict) -> None:
         a = o.attributes
+        if o.name == K.LAUNCH.name:
+            self._launch(o, env)
+            return
         if o.name == C.ORACLE_CALL.name:
             fn = ORACLES.get(a["provider"])
             if fn is None:
@@ -282,7 +305,6 @@ def run(
     base_dir: str | Path | None = None,
 ) -> Report:
     """Run the module's check cases (or the one named ``case``) and report every sample."""
-    del sanitize  # kernel launches inside cases are not executed yet
     name = case[1:] if case and case.startswith("@") else case
     cases = [o for o in module.ops if o.name == C.CASE.name]
     if name is not None:
@@ -292,7 +314,7 @@ def run(
     base = Path(base_dir) if base_dir is not None else None
     report = Report()
     for op in cases:
-        c = _Case(module, op, base)
+        c = _Case(module, op, base, sanitize)
         result = CaseResult(c.name)
         report.cases.append(result)
         result.skipped = c.skip_reason()
