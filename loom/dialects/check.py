@@ -140,7 +140,7 @@ PARAM_RANGE = op(
         AttrDef("policy", AttrKind.ENUM, enum=EnumDef("policy", ("linear", "po2"))),
         AttrDef("lower", AttrKind.NUMBER),
         AttrDef("upper", AttrKind.NUMBER),
-        AttrDef("step", AttrKind.NUMBER, optional=True),
+        AttrDef("step", AttrKind.FLOAT, optional=True),
         _NAME,
     ],
     traits=[_IN_CASE],
