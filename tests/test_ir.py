@@ -135,12 +135,13 @@ def test_declarations_are_complete() -> None:
             "buffer",
             "view",
             "func",
+            "check",
         }
 
 
 def test_no_op_name_is_spelled_outside_declarations_and_semantics() -> None:
     pattern = re.compile(
-        r"[\"'](kernel|index|scalar|scf|buffer|view|func|target)\.[a-z_.0-9]+"
+        r"[\"'](kernel|index|scalar|scf|buffer|view|func|target|check)\.[a-z_.0-9]+"
         r"[\"']"
     )
     offenders = []
