@@ -469,6 +469,52 @@ class CfgBuilder(DialectBuilder):
     def cond_br(self, *, condition: Value, true_dest: Any, false_dest: Any, location_id: int | None = None) -> None:
         """Jumps to true_dest when the condition holds, else to false_dest (neither takes values)."""
 
+class CheckBuilder(DialectBuilder):
+    def case(self, *, visibility: Any = None, case_symbol: Any, body: Region | None = None, location_id: int | None = None) -> None:
+        """An executable test case: a body of inputs, invocations and expectations run per sample."""
+    def return_(self, *, location_id: int | None = None) -> None:
+        """Ends a check case body."""
+    def requires(self, *, provider: Any, location_id: int | None = None) -> None:
+        """Skips the case unless the named provider reports the requirement satisfied."""
+    def skip_if(self, *, provider: Any, reason: Any = None, location_id: int | None = None) -> None:
+        """Skips the case when the named provider reports the predicate satisfied."""
+    def range(self, *, policy: Any, lower: Any, upper: Any, step: Any = None, param_name: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A case parameter sweeping a linear or power-of-two range of scalar values."""
+    def choice(self, *, values: Any, param_name: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A case parameter taking each listed integer value in order."""
+    def seed(self, *, base: Any, count: Any, param_name: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A case parameter sweeping ``count`` consecutive seeds starting at ``base``."""
+    def literal(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A scalar constant inside a case."""
+    def iota(self, *, offset: Any, step: Any, period: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A tensor whose element k (flat row-major) is offset + (k mod period) * step."""
+    def fill(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A tensor with every element equal to ``value``."""
+    def uniform(self, *, seed: Value, lower: Any, upper: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A tensor of uniform random elements in [lower, upper] drawn from a seeded generator."""
+    def file_read_npy(self, *, path: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A tensor read from a NumPy ``.npy`` file (path relative to the module's directory)."""
+    def file_write_npy(self, *, value: Value, mode: Any = None, path: Any, location_id: int | None = None) -> None:
+        """Writes a value to a ``.npy`` file after the expectations (always or only on failure)."""
+    def call(self, *, inputs: Sequence[Value] | None = None, provider: Any, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Computes expected values with a named oracle provider (``reference.*`` run in NumPy)."""
+    def equal(self, *, actual: Value, expected: Value, location_id: int | None = None) -> None:
+        """Expects equal values (floats by IEEE ==, NaN never equal; other types exactly)."""
+    def bitwise(self, *, actual: Value, expected: Value, location_id: int | None = None) -> None:
+        """Expects identical storage bytes."""
+    def close(self, *, actual: Value, expected: Value, atol: Any, rtol: Any, nan: Any, location_id: int | None = None) -> None:
+        """Expects |actual - expected| <= atol + rtol*|expected| elementwise, with a NaN policy."""
+    def shape(self, *, value: Value, dims: Sequence[Value] | None = None, location_id: int | None = None) -> None:
+        """Expects a tensor of the given shape (static sizes mixed with index values)."""
+    def expect(self, *, actual: Value, expected: Value, provider: Any, location_id: int | None = None) -> None:
+        """Expects a named custom validator provider to accept actual against expected."""
+    def event(self, *, provider: Any, location_id: int | None = None) -> None:
+        """Expects a number of captured device events (sanitizer reports) matching given keys."""
+    def benchmark(self, *, case_ref: Any, benchmark: Any, location_id: int | None = None) -> None:
+        """A benchmark record over a case, fixing some of its parameters."""
+    def view(self, *, source: Value, byte_offset: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in."""
+
 
 class DialectNamespaces:
     """The dialect attributes of a LoomBuilder."""
@@ -482,3 +528,4 @@ class DialectNamespaces:
     view: ViewBuilder
     func: FuncBuilder
     cfg: CfgBuilder
+    check: CheckBuilder

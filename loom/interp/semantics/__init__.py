@@ -78,6 +78,7 @@ def _load_all() -> None:
     from loom.interp.semantics import (  # noqa: F401
         buffer,
         cfg,
+        check,
         func,
         index,
         kernel,
