@@ -82,6 +82,7 @@ def _load_all() -> None:
         scalar,
         scf,
         target,
+        test,
         view,
     )
 
