@@ -1,5 +1,6 @@
 """test: harness ops the corpora use as sinks and stand-in target records."""
 
+from loom.dialects.target import TARGET_GENERIC
 from loom.dsl import (
     ANY,
     AttrDef,
@@ -16,7 +17,6 @@ from loom.dsl import (
     TypesOf,
     op,
 )
-from loom.dialects.target import TARGET_GENERIC
 
 TEST_TARGET = op(
     "test.target",
