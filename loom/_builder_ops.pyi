@@ -515,6 +515,12 @@ class CheckBuilder(DialectBuilder):
     def view(self, *, source: Value, byte_offset: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in."""
 
+class TestBuilder(DialectBuilder):
+    def target(self, *, kind: Any, symbol: Any, codegen_format: Any = None, artifact_format: Any = None, default_pointer_bitwidth: Any = None, index_bitwidth: Any = None, offset_bitwidth: Any = None, max_workgroup_size_x: Any = None, max_workgroup_size_y: Any = None, max_workgroup_size_z: Any = None, max_flat_workgroup_size: Any = None, max_workgroup_storage_bytes: Any = None, subgroup_size: Any = None, max_grid_size_x: Any = None, max_grid_size_y: Any = None, max_grid_size_z: Any = None, max_flat_grid_size: Any = None, max_workgroup_count_x: Any = None, max_workgroup_count_y: Any = None, max_workgroup_count_z: Any = None, memory_space_generic: Any = None, memory_space_global: Any = None, memory_space_workgroup: Any = None, memory_space_constant: Any = None, memory_space_private: Any = None, memory_space_host: Any = None, memory_space_descriptor: Any = None, contract_feature_bits: Any = None, abi: Any = None, export_symbol: Any = None, linkage: Any = None, contract_set_key: Any = None, location_id: int | None = None) -> None:
+        """A synthetic target record for toolchain tests; kernels name it with target(@...)."""
+    def use(self, *, values: Sequence[Value] | None = None, location_id: int | None = None) -> None:
+        """A sink that keeps its operands alive; it does nothing at run time."""
+
 
 class DialectNamespaces:
     """The dialect attributes of a LoomBuilder."""
@@ -529,3 +535,4 @@ class DialectNamespaces:
     func: FuncBuilder
     cfg: CfgBuilder
     check: CheckBuilder
+    test: TestBuilder

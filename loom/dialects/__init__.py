@@ -1,7 +1,7 @@
 """Declarations of every Loom op, by dialect. This package imports only ``loom.dsl`` and
 ``loom.ir``."""
 
-from loom.dialects import buffer, cfg, check, func, index, kernel, scalar, scf, target, view
+from loom.dialects import buffer, cfg, check, func, index, kernel, scalar, scf, target, test, view
 from loom.dsl import OpDef
 
 ALL_OPS: tuple[OpDef, ...] = (
@@ -15,5 +15,6 @@ ALL_OPS: tuple[OpDef, ...] = (
     *func.OPS,
     *cfg.OPS,
     *check.OPS,
+    *test.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

@@ -85,6 +85,7 @@ def _load_all() -> None:
         scalar,
         scf,
         target,
+        test,
         view,
     )
 
