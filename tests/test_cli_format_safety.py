@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import tty
 from pathlib import Path
@@ -34,7 +35,7 @@ def no_replace(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError(f"loom-format tried to replace a node: {args}")
 
     monkeypatch.setattr(fmt.os, "replace", refuse)
-    monkeypatch.setattr(fmt.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
 
 
 def leftovers(folder: Path) -> list[Path]:

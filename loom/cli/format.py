@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from loom.cli.files import OwnerNotKept, replace_atomically
 from loom.diagnostic_sources import PrintedModules
 from loom.diagnostics import LoomDiagnosticError
 from loom.errors import LoomError
@@ -374,65 +373,19 @@ def _replace(target: str, data: bytes, st: os.stat_result | None, shown: str) ->
 
     An existing file must be writable by us (a read-only file is never silently replaced) and
     keeps its mode, owner and group; if the owner cannot be kept the file is left as it was.
-    The temporary file is removed on any failure.
     """
-    directory = os.path.dirname(target)
     try:
         if st is not None:
             os.close(os.open(target, os.O_WRONLY))  # the permission check the kernel would make
-        fd, tmp = tempfile.mkstemp(prefix=".loom-format-", suffix=".tmp", dir=directory)
+        replace_atomically(
+            target, lambda f: f.write(data), prefix=".loom-format-", suffix=".tmp", like=st
+        )
+    except OwnerNotKept as e:
+        _err(f"loom-format: error: cannot write {shown}: {e}")
+        raise _Fail from None
     except OSError as e:
         _err(f"loom-format: error: cannot write {shown}: {e.strerror or e}")
         raise _Fail from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            if st is None:
-                os.fchmod(f.fileno(), 0o666 & ~_umask())
-            else:
-                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
-                mine = os.fstat(f.fileno())
-                if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
-                    try:
-                        os.fchown(f.fileno(), st.st_uid, st.st_gid)
-                    except PermissionError:
-                        _err(
-                            f"loom-format: error: cannot write {shown}: a replacement could not "
-                            f"keep its owner (uid {st.st_uid}, gid {st.st_gid})"
-                        )
-                        raise _Fail from None
-                    os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))  # chown clears setuid bits
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-        tmp = None
-        _fsync_dir(directory)
-    except OSError as e:
-        _err(f"loom-format: error: cannot write {shown}: {e.strerror or e}")
-        raise _Fail from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make a rename durable; some file systems cannot fsync a folder, which is harmless."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _convert(args: argparse.Namespace) -> int:

@@ -10,10 +10,7 @@ every buffer is written back as ``OUTDIR/NAME.npy`` (same dtype and shape as loa
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from loom.cli.files import replace_atomically
 from loom.cli.format import DEFAULT_MAX_INPUT, human_size, parse_size
 from loom.cli.run_inputs import (
     RunInputError,
@@ -371,28 +369,15 @@ def write_back(job: Job) -> None:
     """Write every buffer to its target, each atomically (no partial ``.npy`` file)."""
     for name, arr in job.buffers.items():
         target = job.targets[name]
-        fd, tmp = -1, None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}-", suffix=".npy", dir=target.parent)
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, arr, allow_pickle=False)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
-            tmp = None
+            replace_atomically(
+                str(target),
+                lambda f, arr=arr: np.save(f, arr, allow_pickle=False),
+                prefix=f".{name}-",
+                suffix=".npy",
+            )
         except OSError as e:
             raise _Usage(f"cannot write {target}: {e.strerror or e}") from None
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 # ---------------------------------------------------------------------- printing
