@@ -485,6 +485,17 @@ class LoomBuilder(_Namespaces):
         pending: list[_PendingRegion | None] = []
         for key, rd in plan.region_kw.items():
             region = kw.get(key)
+            if rd.variadic:
+                many = () if region is None else region
+                if not isinstance(many, (list, tuple)) or not all(
+                    isinstance(r, Region) for r in many
+                ):
+                    raise fail(f"region '{key}' takes a list of Regions, got {region!r}")
+                for r in many:
+                    if len(r.blocks) != 1 and rd.single_block:
+                        raise fail(f"each region of '{key}' must have exactly one block")
+                    pending.append(_PendingRegion(rd, r, None, None, self, fail, key))
+                continue
             if region is not None and not isinstance(region, Region):
                 raise fail(f"region '{key}' must be a Region, got {region!r}")
             arg_spec = kw.get(rd.arg_keyword) if rd.arg_keyword else None
@@ -623,6 +634,12 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     if a.kind == AttrKind.BLOCK:
         label = getattr(raw, "label", raw)  # a Block, or its label with or without '^'
         return label[1:] if isinstance(label, str) and label.startswith("^") else label
+    if a.kind == AttrKind.BLOCK_LIST and isinstance(raw, (list, tuple)):
+        out = []
+        for x in raw:
+            label = getattr(x, "label", x)
+            out.append(label[1:] if isinstance(label, str) and label.startswith("^") else label)
+        return tuple(out)
     if a.kind == AttrKind.FLAGS and isinstance(raw, str):
         try:
             return a.flags.canonical(raw)

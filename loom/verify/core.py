@@ -51,7 +51,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
-from loom.verify.successors import check_successors, dominators
+from loom.verify.successors import check_successors, dominators, same_along_edge
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -90,6 +90,46 @@ class VerifyContext:
             if rd.name == field:
                 return op.regions[i] if i < len(op.regions) else None
         return None
+
+    def yield_violations(
+        self, op: Operation, region: Region, where: str, field: str
+    ) -> list[Violation]:
+        """Problems of the values ``region``'s terminator passes on against the values of
+        ``op``'s field ``field`` (count, then types; a type may name the passed values where
+        the field's types name the field's own values). ``where`` names the region."""
+        block = region.blocks[-1] if region.blocks else None
+        last = block.ops[-1] if block is not None and block.ops else None
+        tdecl = self.registry.get(last.name) if last is not None else None
+        term = tdecl.trait(Terminator) if tdecl is not None else None
+        if term is None or term.values is None:
+            return []  # a wrong or missing terminator is reported on its own
+        passed = self.operand_values(last, term.values)
+        decl = self.registry.get(op.name)
+        if decl is not None and decl.result(field) is not None:
+            want = result_groups(op, decl).get(field, ())
+        else:
+            want = self.operand_values(op, field)
+        if len(passed) != len(want):
+            return [
+                Violation(
+                    "STRUCTURE/013",
+                    f"{where} yields {len(passed)} values, but '{op.name}' {field} count is "
+                    f"{len(want)}",
+                    field,
+                )
+            ]
+        rename = {id(a): b for a, b in zip(passed, want)}
+        for i, (a, b) in enumerate(zip(passed, want)):
+            if not same_along_edge(a.type, b.type, rename):
+                return [
+                    Violation(
+                        "TYPE/001",
+                        f"{where}.yield[{i}] has type {a.type} but '{op.name}' {field}[{i}] "
+                        f"is {b.type}",
+                        field,
+                    )
+                ]
+        return []
 
     def symbol(self, name: Any) -> Operation | None:
         """The top-level op defining symbol ``name``."""
@@ -732,6 +772,8 @@ class ModuleVerifier:
         try:
             for r_index, region in enumerate(op.regions):
                 rd = rdefs[r_index] if r_index < len(rdefs) else None
+                if rd is None and plan is not None:
+                    rd = plan.decl.region_def_at(r_index)
                 self._region(op, plan, layout, rd, r_index, region)
         finally:
             self.parents.pop()

@@ -114,6 +114,8 @@ class UniformityInfo:
             layout = plan.layout_of(op) if plan is not None else None
             for ri, region in enumerate(op.regions):
                 rd = rdefs[ri] if ri < len(rdefs) else None
+                if rd is None and plan is not None:
+                    rd = plan.decl.region_def_at(ri)
                 derived = rd is not None and rd.arg_source == ArgSource.DERIVED
                 sources = derived_sources(rd, op, layout) if derived else None
                 tilde = sum(1 for s in rd.derived_from if s.startswith("~")) if derived else 0
