@@ -14,10 +14,8 @@ from loom.dsl import (
     Operand,
     OptionalGroup,
     Ref,
-    Refs,
     Terminator,
     TypedRefs,
-    TypesOf,
     Violation,
     op,
 )

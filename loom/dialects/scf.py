@@ -183,6 +183,7 @@ IF = op(
     verifier=_verify_if,
 )
 
+
 def _case_key_violation(op) -> list[Violation]:  # noqa: ANN001
     keys = tuple(op.attributes.get("case_keys", ()))
     for prev, key in zip(keys, keys[1:]):
@@ -346,7 +347,10 @@ YIELD = op(
     "scf.yield",
     "Ends an scf region, passing values to the parent op.",
     operands=[Operand("values", ANY, variadic=True)],
-    traits=[Terminator(values="values"), HasParent(("scf.for", "scf.if", "scf.while", "scf.switch"))],
+    traits=[
+        Terminator(values="values"),
+        HasParent(("scf.for", "scf.if", "scf.while", "scf.switch")),
+    ],
     format=[Refs("values"), OptionalGroup("values", Kw(":"), TypesOf("values"))],
     examples=[
         Example(
