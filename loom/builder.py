@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
+from loom.format.elements import FormatElement, walk
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -46,6 +47,8 @@ class _OpPlan:
         "attr_kw",
         "region_kw",
         "region_arg_kw",
+        "region_names",
+        "spelled",
         "index_lists",
         "allowed",
         "fixed_results",
@@ -86,6 +89,12 @@ class _OpPlan:
             self.returns = "list"
         sym = decl.symbol_trait
         self.symbol_attr = sym.attr if sym else None
+        self.region_names = [(python_name(r.name), r.name) for r in decl.regions]
+        self.spelled = [e for e in walk(decl.format) if type(e).build_problem is not _NO_PROBLEM]
+        """Format elements that refuse some field combinations (a table's row shape)."""
+
+
+_NO_PROBLEM = FormatElement.build_problem
 
 
 class OpCallable:
@@ -283,6 +292,11 @@ class LoomBuilder(_Namespaces):
         violations = check_field_types(decl, groups, result_groups)
         if violations:
             raise fail(violations[0].message)
+        for e in plan.spelled:
+            given = {name: kw.get(key) for key, name in plan.region_names}
+            problem = e.build_problem(groups, attrs, given)
+            if problem:
+                raise fail(problem)
 
         regions = self._regions(plan, kw, groups, result_groups, fail)
         location_id = kw.get("location_id")

@@ -223,7 +223,7 @@ def test_symbol_table_problems() -> None:
     stale = Operation("target.generic", attributes={"kind": "reference", "symbol": "gone"})
     module.symbols["gone"] = stale
     diags = verify_module(module)
-    assert diags.codes == ["SYMBOL/001", "SYMBOL/005"]
+    assert diags.codes == ["SYMBOL/005", "SYMBOL/001"]
     assert "first definition" in diags[0].render()
 
 

@@ -62,11 +62,23 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
                 "unroll_schedule",
             )
         ]
-    return []
+    return _verify_residency(op, ctx)
 
 
 def _has_unroll_factor(op, ctx) -> bool:  # noqa: ANN001
     return bool(ctx.operand_values(op, "unroll_factor"))
+
+
+def _verify_residency(op, ctx) -> list[Violation]:  # noqa: ANN001
+    if "residency_policy" in op.attributes and ctx.operand_values(op, "residency_minimum"):
+        return [
+            Violation(
+                "STRUCTURE/014",
+                "'residency' is given 2 ways: use either preserve or an SSA minimum, not both",
+                "residency_policy",
+            )
+        ]
+    return []
 
 
 FOR = op(
@@ -78,6 +90,12 @@ FOR = op(
         Operand("step", ADDRESS),
         Operand("iter_args", ANY, variadic=True),
         Operand("unroll_factor", INDEX_T, optional=True),
+        Operand(
+            "residency_minimum",
+            INDEX_T,
+            optional=True,
+            doc="register-residency floor for the compiler (a policy; no effect on results)",
+        ),
     ],
     results=[Result("results", ANY, variadic=True)],
     attrs=[
@@ -87,6 +105,13 @@ FOR = op(
             AttrKind.ENUM,
             optional=True,
             enum=EnumDef("schedule", ("linear", "interleaved", "recurrence")),
+        ),
+        AttrDef(
+            "residency_policy",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("residency", ("preserve",)),
+            doc="keep the loop's register residency (a policy; no effect on results)",
         ),
     ],
     regions=[
@@ -119,6 +144,8 @@ FOR = op(
         OptionalGroup("unroll_factor", Clause("unroll", Ref("unroll_factor"))),
         OptionalGroup("unroll_policy", Kw("unroll")),
         OptionalGroup("unroll_schedule", Clause("schedule", Attr("unroll_schedule"))),
+        OptionalGroup("residency_minimum", Clause("residency", Ref("residency_minimum"))),
+        OptionalGroup("residency_policy", Clause("residency", Attr("residency_policy"))),
         RegionRef("body"),
     ],
     examples=[

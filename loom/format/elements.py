@@ -71,6 +71,13 @@ class FormatElement:
         """Emit this element's regex piece and code for the whole-line path (or refuse)."""
         g.unsupported()
 
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        """Why fields given to the builder cannot be spelled by this element (None: they can):
+        operands by field in ``groups``, attributes by name, regions by field."""
+        return None
+
     def attrs_written(self) -> Iterator[str]:
         """Attribute fields this element writes outside the attribute dictionary."""
         for e in self.children:
@@ -540,8 +547,8 @@ class ResultTypeList(FormatElement):
                 p.expect("(")
                 types = [] if p.peek() == ")" else type_list(p)
                 p.expect(")")
-            else:
-                types = type_list(p)
+            else:  # none at all reads as an empty list (the verifier may require some)
+                types = type_list(p) if p.is_type_start() else []
             (s.attrs if is_attr else s.rtypes)[field] = tuple(types)
 
         return [result_types]
@@ -940,11 +947,23 @@ class Clause(FormatElement):
         return [clause]
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
+        # A clause holding a value also needs the '%' after '(', so a value clause and an
+        # attribute clause may share a head (``residency(%minimum)``, ``residency(preserve)``);
+        # other clauses are taken on their head, so a bad value inside is reported as such.
         head = self.name
+        inner = self.inner[0].probe(pc) if self.inner and isinstance(self.inner[0], Ref) else None
 
         def clause_probe(p: Any) -> bool:
             i, toks = p.i, p.toks
-            return i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("
+            if not (i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("):
+                return False
+            if inner is None:
+                return True
+            p.i = i + 2
+            try:
+                return inner(p)
+            finally:
+                p.i = i
 
         return clause_probe
 
@@ -1279,6 +1298,19 @@ class RegionTable(FormatElement):
         yield "case"
         yield "default"
 
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        given = regions.get(self.cases) or ()
+        if not isinstance(given, (list, tuple)):
+            return None  # the builder reports a region field of the wrong kind
+        keys, cases = len(attrs.get(self.keys, ())), len(given)
+        if keys != cases:
+            return f"{keys} case keys need as many '{self.cases}', got {cases}"
+        if regions.get(self.default) is None:
+            return f"'{self.default}' is required"
+        return None
+
     def print_text(self, c: Ctx) -> None:
         keys = tuple(c.op.attributes.get(self.keys, ()))
         cases = c.regions.get(self.cases) or ()
@@ -1336,6 +1368,29 @@ class RegionTable(FormatElement):
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.is_token("{")
 
+    def print_code(self, g: Ctx) -> None:
+        k0, kc = g.region_index(self.default), g.region_index(self.cases)
+        rc, rd = g.decl.region(self.cases), g.decl.region(self.default)
+        elide_c = rc.terminator if rc.implicit_terminator else None
+        elide_d = rd.terminator if rd.implicit_terminator else None
+        g.token(lit="{", nsa=True)
+        g.flush()
+        g.emit(f"keys = a.get({self.keys!r}, ())")
+        g.emit(f"if len(op.regions) <= {k0} or len(keys) != len(op.regions) - {kc}:")
+        g.emit("    raise Fallback")
+        g.emit('pr._lines.append(indent + "".join(parts))')
+        g.emit("inner = indent + '  '")
+        g.emit(f"for key, reg in zip(keys, op.regions[{kc}:]):")
+        g.emit("    pr._lines.append(inner + 'case ' + str(key) + ' {')")
+        g.emit(f"    pr._print_region(reg, inner, {elide_c!r})")
+        g.emit("    pr._lines.append(inner + '}')")
+        g.emit("pr._lines.append(inner + 'default {')")
+        g.emit(f"pr._print_region(op.regions[{k0}], inner, {elide_d!r})")
+        g.emit("pr._lines.append(inner + '}')")
+        g.emit('parts = ["}"]')
+        g.emit("P = parts.append")
+        g.state = "s"
+
 
 @dataclass(frozen=True)
 class AttrTable(FormatElement):
@@ -1353,6 +1408,17 @@ class AttrTable(FormatElement):
 
     def keywords(self) -> Iterator[str]:
         yield "default"
+
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        keys, n = len(attrs.get(self.keys, ())), len(groups.get(self.values, ()))
+        if n % (keys + 1):
+            return (
+                f"'{self.values}' has {n} values, not whole rows for {keys} case keys and the "
+                "default row"
+            )
+        return None
 
     def print_text(self, c: Ctx) -> None:
         keys = tuple(c.op.attributes.get(self.keys, ()))
@@ -1421,6 +1487,25 @@ class AttrTable(FormatElement):
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        vals = g.seq((self.values,))
+        g.token(lit="{", nsa=True)
+        g.flush()
+        g.emit(f"keys = a.get({self.keys!r}, ())")
+        g.emit(f"vals = {vals}")
+        g.emit("if len(vals) % (len(keys) + 1):")
+        g.emit("    raise Fallback")
+        g.emit("w = len(vals) // (len(keys) + 1)")
+        g.emit("names = [_name(x) for x in vals]")
+        g.emit('pr._lines.append(indent + "".join(parts))')
+        g.emit("for k, key in enumerate(keys):")
+        g.emit("    row = ', '.join(names[k * w : (k + 1) * w])")
+        g.emit("    comma = ',' if k + 1 < len(keys) else ''")
+        g.emit("    pr._lines.append(indent + '  ' + str(key) + ' = (' + row + ')' + comma)")
+        g.emit("parts = ['} default(' + ', '.join(names[len(keys) * w :]) + ')']")
+        g.emit("P = parts.append")
+        g.state = "s"
 
 
 def walk(elems: tuple[FormatElement, ...]) -> Iterator[FormatElement]:

@@ -7,8 +7,8 @@ Codes: STRUCTURE/001 top-level op is not symbol-defining; /006 unknown op; /007 
 /010 missing attribute; /011 undeclared attribute; /012 result count; /013 operand count;
 /014 attribute value; /015 region count; /016 block count; /017 terminator not last;
 /018 wrong or missing terminator; /029 placement; /038 barrier under non-uniform control;
-/052 side effects in a side-effect-free region. SYMBOL/001 duplicate; /002 unresolved;
-/003 wrong kind; /004 missing from the symbol table; /005 stale table entry. TYPE/001 types
+/052 side effects in a side-effect-free region. SYMBOL/001 stale table entry; /002
+unresolved; /003 wrong kind; /004 missing from the symbol table; /005 duplicate. TYPE/001 types
 differ; /003 operand type; /004 result type; /009 yielded type; /013 region argument types.
 DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-above op;
 /003 value defined twice; /004 name defined twice in one scope; /005 foreign value.
@@ -687,8 +687,8 @@ class ModuleVerifier:
             if name in seen:
                 self.error(
                     op,
-                    "SYMBOL/001",
-                    f"symbol '@{name}' is defined more than once",
+                    "SYMBOL/005",
+                    f"duplicate symbol: '@{name}' is defined more than once",
                     path,
                     notes=[DiagnosticRelatedLocation("first definition", op=seen[name])],
                 )
@@ -705,7 +705,7 @@ class ModuleVerifier:
             if id(op) not in top:
                 self.error(
                     None,
-                    "SYMBOL/005",
+                    "SYMBOL/001",
                     f"the symbol table names '@{name}', but its op is not in the module body",
                 )
 

@@ -909,7 +909,9 @@ class Parser:
         if name in symbols:
             loc = self.module.location(op.location_id)
             line = loc.start_line if isinstance(loc, FileLocation) else self.line_no
-            raise self.error_at("PARSE/019", f"symbol '@{name}' is already defined", line, 1, 2)
+            raise self.error_at(
+                "SYMBOL/005", f"duplicate symbol: symbol '@{name}' is already defined", line, 1, 2
+            )
         symbols[name] = op
 
     # ------------------------------------------------------------------ locations
