@@ -8,6 +8,7 @@ from loom.dsl import (
     AttrDef,
     AttrKind,
     Branch,
+    ControlFlow,
     Example,
     Glue,
     Kw,
@@ -55,7 +56,11 @@ COND_BR = op(
         AttrDef("true_dest", AttrKind.BLOCK, doc="taken when the condition is true"),
         AttrDef("false_dest", AttrKind.BLOCK, doc="taken when the condition is false"),
     ],
-    traits=[Terminator(), Branch(("true_dest", "false_dest"))],
+    traits=[
+        Terminator(),
+        Branch(("true_dest", "false_dest")),
+        ControlFlow("cfg_selector", ("condition",)),
+    ],
     format=[Ref("condition"), Kw(","), Attr("true_dest"), Kw(","), Attr("false_dest")],
     builder="cond_br",
     examples=[
@@ -110,7 +115,11 @@ SWITCH = op(
         AttrDef("case_dests", AttrKind.BLOCK_LIST, doc="the block of each case key, in order"),
         AttrDef("default_dest", AttrKind.BLOCK, doc="taken when no case key matches"),
     ],
-    traits=[Terminator(), Branch(("default_dest", "case_dests"))],
+    traits=[
+        Terminator(),
+        Branch(("default_dest", "case_dests")),
+        ControlFlow("cfg_selector", ("selector",)),
+    ],
     format=[
         Ref("selector"),
         Kw("cases"),
