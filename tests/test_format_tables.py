@@ -63,8 +63,7 @@ def test_table_words_are_highlighted() -> None:
         ("func.def @f(%s: index) {\n  scf.switch %s {\n    case x {\n", "PARSE/003 3:10"),
         ("func.def @f(%s: index) {\n  scf.switch %s {\n    other {\n", "PARSE/003 3:5"),
         (
-            "func.def @f(%s: index) {\n  scf.switch %s {\n    default {\n    }\n"
-            "    case 1 {\n",
+            "func.def @f(%s: index) {\n  scf.switch %s {\n    default {\n    }\n    case 1 {\n",
             "PARSE/003 5:5 expected '}' closing the case table",
         ),
         (
