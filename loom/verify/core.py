@@ -688,7 +688,7 @@ class ModuleVerifier:
                 self.error(
                     op,
                     "SYMBOL/005",
-                    f"duplicate symbol: '@{name}' is defined more than once",
+                    f"duplicate symbol: symbol '@{name}' is already defined",
                     path,
                     notes=[DiagnosticRelatedLocation("first definition", op=seen[name])],
                 )
