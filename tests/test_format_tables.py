@@ -159,3 +159,15 @@ def test_builder_cfg_switch_takes_blocks_or_labels() -> None:
     text = print_module(module)
     assert "cfg.switch %s cases [1, 3] -> [^one, ^other] default ^other" in text
     assert not verify_module(module).has_errors
+
+
+def test_builder_switch_without_regions_gets_an_empty_default() -> None:
+    module, b = module_builder()
+    s = b.value("s", INDEX)
+    body = b.region()
+    with b.insertion_block(body.blocks[0]):
+        b.scf.switch(selector=s, case_keys=[], results=[])
+        b.func.return_()
+    b.func.def_(callee="f", args=[s], body=body)
+    assert "  scf.switch %s {\n    default {\n    }\n  }\n" in print_module(module)
+    assert not verify_module(module).has_errors

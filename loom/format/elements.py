@@ -1307,9 +1307,7 @@ class RegionTable(FormatElement):
         keys, cases = len(attrs.get(self.keys, ())), len(given)
         if keys != cases:
             return f"{keys} case keys need as many '{self.cases}', got {cases}"
-        if regions.get(self.default) is None:
-            return f"'{self.default}' is required"
-        return None
+        return None  # a missing default is made empty, like any required region
 
     def print_text(self, c: Ctx) -> None:
         keys = tuple(c.op.attributes.get(self.keys, ()))
