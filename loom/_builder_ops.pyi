@@ -382,7 +382,7 @@ class ScalarBuilder(DialectBuilder):
         """Returns its operands unchanged, carrying promised facts about them."""
 
 class ScfBuilder(DialectBuilder):
-    def for_(self, *, lower_bound: Value, upper_bound: Value, step: Value, iter_args: Sequence[Value] | None = None, unroll_factor: Value | None = None, unroll_policy: Any = None, unroll_schedule: Any = None, body: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+    def for_(self, *, lower_bound: Value, upper_bound: Value, step: Value, iter_args: Sequence[Value] | None = None, unroll_factor: Value | None = None, residency_minimum: Value | None = None, unroll_policy: Any = None, unroll_schedule: Any = None, residency_policy: Any = None, body: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Counted loop from lower_bound (inclusive) to upper_bound (exclusive) by a positive step."""
     def if_(self, *, condition: Value, then_region: Region | None = None, else_region: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Runs then_region when the condition holds, else_region otherwise; yields the results."""
@@ -400,6 +400,10 @@ class ScfBuilder(DialectBuilder):
         """A function-level register-residency contract for the compiler (minimum -1: no floor)."""
     def candidate(self, *, source: Value, captures: Sequence[Value] | None = None, candidate_id: Any, recompute_cost: Any, preserves_baseline: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Marks source as a residency candidate the compiler may recompute from captures; the result is source."""
+    def switch(self, *, selector: Value, case_keys: Any, default_region: Region | None = None, case_regions: Sequence[Region] | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Runs the case region whose key equals the selector, else the default region; yields the results."""
+    def lookup(self, *, selector: Value, values: Sequence[Value] | None = None, case_keys: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Picks the row of values whose key equals the selector, else the default row (whole values, no region runs)."""
 
 class BufferBuilder(DialectBuilder):
     def view(self, *, buffer: Value, byte_offset: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -468,6 +472,8 @@ class CfgBuilder(DialectBuilder):
         """Jumps to block dest, passing args as its block arguments."""
     def cond_br(self, *, condition: Value, true_dest: Any, false_dest: Any, location_id: int | None = None) -> None:
         """Jumps to true_dest when the condition holds, else to false_dest (neither takes values)."""
+    def switch(self, *, selector: Value, case_keys: Any, case_dests: Any, default_dest: Any, location_id: int | None = None) -> None:
+        """Jumps to the case block whose key equals the selector, else to default_dest (no block takes values)."""
 
 class CheckBuilder(DialectBuilder):
     def case(self, *, visibility: Any = None, case_symbol: Any, body: Region | None = None, location_id: int | None = None) -> None:

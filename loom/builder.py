@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
+from loom.format.elements import FormatElement, walk
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -46,6 +47,8 @@ class _OpPlan:
         "attr_kw",
         "region_kw",
         "region_arg_kw",
+        "region_names",
+        "spelled",
         "index_lists",
         "allowed",
         "fixed_results",
@@ -86,6 +89,12 @@ class _OpPlan:
             self.returns = "list"
         sym = decl.symbol_trait
         self.symbol_attr = sym.attr if sym else None
+        self.region_names = [(python_name(r.name), r.name) for r in decl.regions]
+        self.spelled = [e for e in walk(decl.format) if type(e).build_problem is not _NO_PROBLEM]
+        """Format elements that refuse some field combinations (a table's row shape)."""
+
+
+_NO_PROBLEM = FormatElement.build_problem
 
 
 class OpCallable:
@@ -283,6 +292,11 @@ class LoomBuilder(_Namespaces):
         violations = check_field_types(decl, groups, result_groups)
         if violations:
             raise fail(violations[0].message)
+        for e in plan.spelled:
+            given = {name: kw.get(key) for key, name in plan.region_names}
+            problem = e.build_problem(groups, attrs, given)
+            if problem:
+                raise fail(problem)
 
         regions = self._regions(plan, kw, groups, result_groups, fail)
         location_id = kw.get("location_id")
@@ -485,6 +499,17 @@ class LoomBuilder(_Namespaces):
         pending: list[_PendingRegion | None] = []
         for key, rd in plan.region_kw.items():
             region = kw.get(key)
+            if rd.variadic:
+                many = () if region is None else region
+                if not isinstance(many, (list, tuple)) or not all(
+                    isinstance(r, Region) for r in many
+                ):
+                    raise fail(f"region '{key}' takes a list of Regions, got {region!r}")
+                for r in many:
+                    if len(r.blocks) != 1 and rd.single_block:
+                        raise fail(f"each region of '{key}' must have exactly one block")
+                    pending.append(_PendingRegion(rd, r, None, None, self, fail, key))
+                continue
             if region is not None and not isinstance(region, Region):
                 raise fail(f"region '{key}' must be a Region, got {region!r}")
             arg_spec = kw.get(rd.arg_keyword) if rd.arg_keyword else None
@@ -623,6 +648,12 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     if a.kind == AttrKind.BLOCK:
         label = getattr(raw, "label", raw)  # a Block, or its label with or without '^'
         return label[1:] if isinstance(label, str) and label.startswith("^") else label
+    if a.kind == AttrKind.BLOCK_LIST and isinstance(raw, (list, tuple)):
+        out = []
+        for x in raw:
+            label = getattr(x, "label", x)
+            out.append(label[1:] if isinstance(label, str) and label.startswith("^") else label)
+        return tuple(out)
     if a.kind == AttrKind.FLAGS and isinstance(raw, str):
         try:
             return a.flags.canonical(raw)

@@ -148,6 +148,7 @@ class AttrKind:
     UNIT = "unit"
     FLAGS = "flags"
     BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
+    BLOCK_LIST = "block_list"  # successors: labels of blocks in the op's region (``[^a, ^b]``)
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,9 @@ class RegionDef:
     """An empty terminator at the end is elided in text and inserted by builder and parser."""
     optional: bool = False
     single_block: bool = True
+    variadic: bool = False
+    """Zero or more regions of this kind (only the last region field may be variadic; it
+    takes every region from its position on)."""
     arg_source: str = ArgSource.NONE
     arg_keyword: str | None = None
     """Builder keyword for PAIRS/VALUES arguments."""
@@ -345,8 +349,20 @@ class Branch(Trait):
     args: tuple[str | None, ...] = ()
 
     def args_of(self, index: int) -> str | None:
-        """The operand field passed to successor ``index``."""
+        """The operand field passed to successor field ``index``."""
         return self.args[index] if index < len(self.args) else None
+
+    def edges(self, attributes: Any) -> list[tuple[Any, int]]:
+        """``(label, successor field index)`` of every edge, in order: a BLOCK attribute is
+        one edge, a BLOCK_LIST attribute one per label (edge numbers index this list)."""
+        out: list[tuple[Any, int]] = []
+        for k, attr in enumerate(self.successors):
+            label = attributes.get(attr)
+            if isinstance(label, tuple):
+                out.extend((x, k) for x in label)
+            else:
+                out.append((label, k))
+        return out
 
 
 @dataclass(frozen=True)
@@ -398,9 +414,15 @@ RegionArg = _elements.RegionArg
 BindingList = _elements.BindingList
 PredicateList = _elements.PredicateList
 RegionRef = _elements.RegionRef
+RegionTable = _elements.RegionTable
+AttrTable = _elements.AttrTable
+TypedRefs = _elements.TypedRefs
 
 
 # --------------------------------------------------------------------------- examples and ops
+
+MAX_VARIADIC_REGIONS = 1 << 16
+"""The most regions an op with a variadic region field may have."""
 
 
 @dataclass(frozen=True)
@@ -457,6 +479,8 @@ class OpDef:
         )
         if len(set(names)) != len(names):
             raise ValueError(f"'{self.name}' declares a field name twice: {names}")
+        if any(r.variadic for r in self.regions[:-1]):
+            raise ValueError(f"'{self.name}': only the last region field may be variadic")
         if not self.examples:
             raise ValueError(f"'{self.name}' needs at least one canonical example")
         object.__setattr__(self, "_operand_index", {o.name: o for o in self.operands})
@@ -512,6 +536,23 @@ class OpDef:
     def region(self, name: str) -> RegionDef | None:
         """The region field called ``name``."""
         return self._region_index.get(name)  # type: ignore[attr-defined]
+
+    @property
+    def max_regions(self) -> int:
+        """The most regions an op of this declaration may have."""
+        if self.regions and self.regions[-1].variadic:
+            return MAX_VARIADIC_REGIONS
+        return len(self.regions)
+
+    def region_def_at(self, index: int) -> RegionDef | None:
+        """The region field holding region ``index`` of an op (a variadic last field holds
+        every region from its position on)."""
+        regions = self.regions
+        if index < len(regions):
+            return regions[index]
+        if regions and regions[-1].variadic:
+            return regions[-1]
+        return None
 
     def trait(self, kind: type) -> Any:
         """The first trait of class ``kind``, or None."""

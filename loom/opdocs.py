@@ -59,6 +59,7 @@ _ATTR_KINDS = {
     AttrKind.BOOL: "bool",
     AttrKind.SYMBOL: "symbol name (str)",
     AttrKind.BLOCK: "block label (str)",
+    AttrKind.BLOCK_LIST: "sequence of block labels (str)",
     AttrKind.I64_ARRAY: "sequence of int",
     AttrKind.TYPE_ARRAY: "sequence of types",
     AttrKind.PREDICATES: "sequence of predicates",
@@ -72,6 +73,8 @@ def region_text(r: RegionDef) -> str:
         parts.append(f"ends with {r.terminator}" + (" (implicit)" if r.implicit_terminator else ""))
     if r.optional:
         parts.append("optional")
+    if r.variadic:
+        parts.append("any number, as a list")
     if r.arg_keyword:
         parts.append(f"arguments from keyword {r.arg_keyword}")
     return ", ".join(parts)
@@ -195,7 +198,8 @@ def _stub_method(decl: OpDef, method: str) -> list[str]:
         if r.arg_keyword:
             params.append(f"{r.arg_keyword}: Any = None")
     for r in decl.regions:
-        params.append(f"{python_name(r.name)}: Region | None = None")
+        kind = "Sequence[Region]" if r.variadic else "Region"
+        params.append(f"{python_name(r.name)}: {kind} | None = None")
     if decl.results:
         fixed = all(not r.variadic and r.constraint.fixed is not None for r in decl.results)
         params.append("results: Sequence[Type]" + (" | None = None" if fixed else ""))

@@ -31,10 +31,14 @@ def result_groups(op: Operation, decl: OpDef) -> dict[str, tuple[Value, ...]]:
 
 
 def region_groups(op: Operation, decl: OpDef) -> dict[str, Region | None]:
-    """Regions by field name (absent optional regions map to None)."""
+    """Regions by field name (absent optional regions map to None; a variadic field maps to
+    the tuple of its regions)."""
     out: dict[str, Region | None] = {}
     for i, rd in enumerate(decl.regions):
-        out[rd.name] = op.regions[i] if i < len(op.regions) else None
+        if rd.variadic:
+            out[rd.name] = tuple(op.regions[i:])  # type: ignore[assignment]
+        else:
+            out[rd.name] = op.regions[i] if i < len(op.regions) else None
     return out
 
 

@@ -130,6 +130,9 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
             math.isfinite(value) or math.isnan(value) or math.isinf(value)
         ):
             return f"attribute '{a.name}' value {value!r} is not a float"
+    elif kind == AttrKind.BLOCK_LIST:
+        if not isinstance(value, tuple) or not all(isinstance(x, str) and x for x in value):
+            return f"attribute '{a.name}' must be a tuple of block labels, got {value!r}"
     elif kind in (AttrKind.STRING, AttrKind.SYMBOL, AttrKind.BLOCK):
         if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"

@@ -101,7 +101,8 @@ class Rebuilder:
             kw["results"] = [self.type(v.type) for v in op.results]
             kw["names"] = [v.name if v.name and not v.name.isdigit() else None for v in op.results]
         _ = result_groups(op, decl)
-        for rd, region in zip(decl.regions, op.regions):
+        for k, region in enumerate(op.regions):
+            rd = decl.region_def_at(k)
             entry = region.blocks[0]
             new_args = [self.new_value(a) for a in entry.args]
             new_region = self.b.region()
@@ -126,7 +127,10 @@ class Rebuilder:
             self.block_ops(entry, new_region.blocks[0])
             for blk, new_blk in zip(region.blocks[1:], blocks):
                 self.block_ops(blk, new_blk)
-            kw[python_name(rd.name)] = new_region
+            if rd.variadic:
+                kw.setdefault(python_name(rd.name), []).append(new_region)
+            else:
+                kw[python_name(rd.name)] = new_region
         getattr(getattr(self.b, _namespace(self.b, decl)), self.registry.builder_name(decl))(**kw)
         new_op = self.b.last_op
         for old, new in zip(op.results, new_op.results):

@@ -33,7 +33,7 @@ def test_built_cfg_function_prints_parses_and_verifies() -> None:
     assert "STRUCTURE/025" in diags.codes  # ^join takes a value, cond_br passes none
     text = print_module(module)
     assert "cfg.cond_br %c, ^yes, ^join" in text
-    assert "^join(%r: i32):" in text and "cfg.br ^join(%x : i32)" in text
+    assert "^join(%r: i32):" in text and "cfg.br ^join(%x: i32)" in text
     again = parse_module(text)
     assert print_module(again) == text
 

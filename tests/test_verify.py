@@ -223,7 +223,7 @@ def test_symbol_table_problems() -> None:
     stale = Operation("target.generic", attributes={"kind": "reference", "symbol": "gone"})
     module.symbols["gone"] = stale
     diags = verify_module(module)
-    assert diags.codes == ["SYMBOL/001", "SYMBOL/005"]
+    assert diags.codes == ["SYMBOL/005", "SYMBOL/001"]
     assert "first definition" in diags[0].render()
 
 
@@ -339,3 +339,43 @@ def test_no_ancestor_and_custom_declarations() -> None:
     )
     # Outside the declaration set the same op is unknown.
     assert verify_module(module).codes == ["STRUCTURE/006"]
+
+
+def _if_yielding_a_sized_view(tie_results: bool) -> Module:
+    """``%n2, %v2 = scf.if`` yielding a size and a view of that size in each arm."""
+    from loom.ir import view_type
+
+    module, b = module_builder()
+    c, buf, off = b.value("c", I1), b.value("buf", BUFFER_TYPE), b.value("off", OFFSET)
+    body = b.region()
+    with b.insertion_block(body.blocks[0]):
+        arms = []
+        for size in (4, 8):
+            r = b.region()
+            with b.insertion_block(r.blocks[0]):
+                n = b.index.constant(value=size, results=[INDEX], name=f"n{size}")
+                v = b.buffer.view(buffer=buf, byte_offset=off, results=[view_type(F32, n)])
+                b.scf.yield_(values=[n, v])
+            arms.append(r)
+        outer = b.index.constant(value=4, results=[INDEX], name="outer")
+        n2, v2 = b.scf.if_(
+            condition=c,
+            results=[INDEX, view_type(F32, outer)],
+            then_region=arms[0],
+            else_region=arms[1],
+            names=["n2", "v2"],
+        )
+        if tie_results:
+            v2.type = view_type(F32, n2)  # the view's size is its sibling result
+        b.func.return_()
+    b.func.def_(callee="f", args=[c, buf, off], body=body)
+    return module
+
+
+def test_yielded_types_may_name_sibling_yielded_values() -> None:
+    # each arm yields (n, view<[%n]xf32>) for the results (n2, view<[%n2]xf32>): the same
+    # once the yielded size is renamed to the result it becomes
+    assert not verify_module(_if_yielding_a_sized_view(True)).has_errors
+    # sized by a value that is not the yielded one: a real mismatch
+    diags = verify_module(_if_yielding_a_sized_view(False))
+    assert "TYPE/001" in diags.codes

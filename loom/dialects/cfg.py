@@ -3,19 +3,21 @@
 from loom.dsl import (
     ANY,
     I1_T,
+    INDEX_T,
     Attr,
     AttrDef,
     AttrKind,
     Branch,
+    ControlFlow,
     Example,
     Glue,
     Kw,
     Operand,
     OptionalGroup,
     Ref,
-    Refs,
     Terminator,
-    TypesOf,
+    TypedRefs,
+    Violation,
     op,
 )
 
@@ -27,13 +29,13 @@ BR = op(
     traits=[Terminator(values="args"), Branch(("dest",), ("args",))],
     format=[
         Attr("dest"),
-        OptionalGroup("args", Glue(), Kw("("), Refs("args"), Kw(":"), TypesOf("args"), Kw(")")),
+        OptionalGroup("args", Glue(), Kw("("), TypedRefs("args"), Kw(")")),
     ],
     builder="br",
     examples=[
         Example(
             "func.def @forward(%a: i32) -> (i32) {\n"
-            "  cfg.br ^exit(%a : i32)\n"
+            "  cfg.br ^exit(%a: i32)\n"
             "^exit(%v: i32):\n"
             "  func.return %v : i32\n"
             "}",
@@ -54,7 +56,11 @@ COND_BR = op(
         AttrDef("true_dest", AttrKind.BLOCK, doc="taken when the condition is true"),
         AttrDef("false_dest", AttrKind.BLOCK, doc="taken when the condition is false"),
     ],
-    traits=[Terminator(), Branch(("true_dest", "false_dest"))],
+    traits=[
+        Terminator(),
+        Branch(("true_dest", "false_dest")),
+        ControlFlow("cfg_selector", ("condition",)),
+    ],
     format=[Ref("condition"), Kw(","), Attr("true_dest"), Kw(","), Attr("false_dest")],
     builder="cond_br",
     examples=[
@@ -71,4 +77,74 @@ COND_BR = op(
     ],
 )
 
-OPS = (BR, COND_BR)
+
+def _verify_switch(op, ctx) -> list[Violation]:  # noqa: ANN001
+    keys = tuple(op.attributes.get("case_keys", ()))
+    dests = tuple(op.attributes.get("case_dests", ()))
+    found = []
+    for prev, key in zip(keys, keys[1:]):
+        if key <= prev:
+            found.append(
+                Violation(
+                    "STRUCTURE/014",
+                    f"'case_keys' value {key} follows {prev}: expected a strictly increasing "
+                    f"sorted unique case key (attr_name=case_keys, actual_value={key})",
+                    "case_keys",
+                )
+            )
+            break
+    if len(dests) != len(keys):
+        found.append(
+            Violation(
+                "STRUCTURE/013",
+                f"case_dests count is {len(dests)}; it must equal the case key count "
+                f"(expected {len(keys)})",
+                "case_dests",
+            )
+        )
+    return found
+
+
+SWITCH = op(
+    "cfg.switch",
+    "Jumps to the case block whose key equals the selector, else to default_dest "
+    "(no block takes values).",
+    operands=[Operand("selector", INDEX_T)],
+    attrs=[
+        AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys"),
+        AttrDef("case_dests", AttrKind.BLOCK_LIST, doc="the block of each case key, in order"),
+        AttrDef("default_dest", AttrKind.BLOCK, doc="taken when no case key matches"),
+    ],
+    traits=[
+        Terminator(),
+        Branch(("default_dest", "case_dests")),
+        ControlFlow("cfg_selector", ("selector",)),
+    ],
+    format=[
+        Ref("selector"),
+        Kw("cases"),
+        Attr("case_keys"),
+        Kw("->"),
+        Attr("case_dests"),
+        Kw("default"),
+        Attr("default_dest"),
+    ],
+    builder="switch",
+    examples=[
+        Example(
+            "func.def @classify(%s: index, %a: i32, %b: i32, %c: i32) -> (i32) {\n"
+            "  cfg.switch %s cases [0, 2] -> [^zero, ^two] default ^other\n"
+            "^zero:\n"
+            "  func.return %a : i32\n"
+            "^two:\n"
+            "  func.return %b : i32\n"
+            "^other:\n"
+            "  func.return %c : i32\n"
+            "}",
+            top_level=True,
+        )
+    ],
+    verifier=_verify_switch,
+)
+
+OPS = (BR, COND_BR, SWITCH)

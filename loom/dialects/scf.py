@@ -10,6 +10,7 @@ from loom.dsl import (
     AttrDef,
     AttrDict,
     AttrKind,
+    AttrTable,
     BindingList,
     BlockArgs,
     Clause,
@@ -26,6 +27,7 @@ from loom.dsl import (
     RegionArg,
     RegionDef,
     RegionRef,
+    RegionTable,
     Result,
     ResultTypeList,
     SameType,
@@ -60,11 +62,23 @@ def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
                 "unroll_schedule",
             )
         ]
-    return []
+    return _verify_residency(op, ctx)
 
 
 def _has_unroll_factor(op, ctx) -> bool:  # noqa: ANN001
     return bool(ctx.operand_values(op, "unroll_factor"))
+
+
+def _verify_residency(op, ctx) -> list[Violation]:  # noqa: ANN001
+    if "residency_policy" in op.attributes and ctx.operand_values(op, "residency_minimum"):
+        return [
+            Violation(
+                "STRUCTURE/014",
+                "'residency' is given 2 ways: use either preserve or an SSA minimum, not both",
+                "residency_policy",
+            )
+        ]
+    return []
 
 
 FOR = op(
@@ -76,6 +90,12 @@ FOR = op(
         Operand("step", ADDRESS),
         Operand("iter_args", ANY, variadic=True),
         Operand("unroll_factor", INDEX_T, optional=True),
+        Operand(
+            "residency_minimum",
+            INDEX_T,
+            optional=True,
+            doc="register-residency floor for the compiler (a policy; no effect on results)",
+        ),
     ],
     results=[Result("results", ANY, variadic=True)],
     attrs=[
@@ -85,6 +105,13 @@ FOR = op(
             AttrKind.ENUM,
             optional=True,
             enum=EnumDef("schedule", ("linear", "interleaved", "recurrence")),
+        ),
+        AttrDef(
+            "residency_policy",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("residency", ("preserve",)),
+            doc="keep the loop's register residency (a policy; no effect on results)",
         ),
     ],
     regions=[
@@ -117,6 +144,8 @@ FOR = op(
         OptionalGroup("unroll_factor", Clause("unroll", Ref("unroll_factor"))),
         OptionalGroup("unroll_policy", Kw("unroll")),
         OptionalGroup("unroll_schedule", Clause("schedule", Attr("unroll_schedule"))),
+        OptionalGroup("residency_minimum", Clause("residency", Ref("residency_minimum"))),
+        OptionalGroup("residency_policy", Clause("residency", Attr("residency_policy"))),
         RegionRef("body"),
     ],
     examples=[
@@ -181,11 +210,174 @@ IF = op(
     verifier=_verify_if,
 )
 
+
+def _case_key_violation(op) -> list[Violation]:  # noqa: ANN001
+    keys = tuple(op.attributes.get("case_keys", ()))
+    for prev, key in zip(keys, keys[1:]):
+        if key <= prev:
+            return [
+                Violation(
+                    "STRUCTURE/014",
+                    f"'case_keys' value {key} follows {prev}: expected a strictly increasing "
+                    "sorted unique case key (attr_name=case_keys, "
+                    f"actual_value={key})",
+                    "case_keys",
+                )
+            ]
+    return []
+
+
+def _verify_switch(op, ctx) -> list[Violation]:  # noqa: ANN001
+    found = _case_key_violation(op)
+    keys = tuple(op.attributes.get("case_keys", ()))
+    cases = op.regions[1:]
+    if len(cases) != len(keys):
+        found.append(
+            Violation(
+                "STRUCTURE/013",
+                f"case_regions count is {len(cases)}; it must equal the case key count "
+                f"(expected {len(keys)})",
+                "case_regions",
+            )
+        )
+    regions = [("default_region", op.regions[0])] if op.regions else []
+    regions += [(f"case_regions[{k}]", r) for k, r in enumerate(cases)]
+    for where, region in regions:
+        found += ctx.yield_violations(op, region, where, "results")
+    return found
+
+
+SWITCH = op(
+    "scf.switch",
+    "Runs the case region whose key equals the selector, else the default region; "
+    "yields the results.",
+    operands=[Operand("selector", INDEX_T)],
+    results=[Result("results", ANY, variadic=True)],
+    attrs=[AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys")],
+    regions=[
+        RegionDef(
+            "default_region",
+            terminator="scf.yield",
+            implicit_terminator=True,
+            doc="runs when no case key equals the selector",
+        ),
+        RegionDef(
+            "case_regions",
+            terminator="scf.yield",
+            implicit_terminator=True,
+            variadic=True,
+            doc="one region per case key, in key order",
+        ),
+    ],
+    traits=[ControlFlow("region_selector", ("selector",))],
+    format=[
+        Ref("selector"),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RegionTable("case_keys", "case_regions", "default_region"),
+    ],
+    builder="switch",
+    examples=[
+        Example(
+            "scf.switch %s {\n  case 0 {\n  }\n  default {\n  }\n}",
+            "%s: index",
+        ),
+        Example(
+            "%r = scf.switch %s -> (f32) {\n"
+            "  case 0 {\n"
+            "    scf.yield %a : f32\n"
+            "  }\n"
+            "  case 2 {\n"
+            "    scf.yield %b : f32\n"
+            "  }\n"
+            "  default {\n"
+            "    scf.yield %c : f32\n"
+            "  }\n"
+            "}",
+            "%s: index, %a: f32, %b: f32, %c: f32",
+        ),
+    ],
+    verifier=_verify_switch,
+)
+
+
+def _verify_lookup(op, ctx) -> list[Violation]:  # noqa: ANN001
+    n = len(op.results)
+    if not n:
+        return [
+            Violation(
+                "STRUCTURE/013",
+                "results count is 0; expected at least one lookup result (expected 1)",
+                "results",
+            )
+        ]
+    found = _case_key_violation(op)
+    keys = tuple(op.attributes.get("case_keys", ()))
+    values = ctx.operand_values(op, "values")
+    want = (len(keys) + 1) * n
+    if len(values) != want:
+        found.append(
+            Violation(
+                "STRUCTURE/013",
+                f"table holds {len(values)} values; expected (case key count + default row) "
+                f"* result count = {want}",
+                "values",
+            )
+        )
+        return found
+    for k, v in enumerate(values):
+        col = k % n
+        if v.type != op.results[col].type:
+            found.append(
+                Violation(
+                    "TYPE/001",
+                    f"table[{col}] (row {k // n}) has type {v.type} but results[{col}] is "
+                    f"{op.results[col].type}",
+                    "values",
+                )
+            )
+            break
+    return found
+
+
+LOOKUP = op(
+    "scf.lookup",
+    "Picks the row of values whose key equals the selector, else the default row "
+    "(whole values, no region runs).",
+    operands=[
+        Operand("selector", INDEX_T),
+        Operand("values", ANY, variadic=True, doc="the case rows in key order, then the default"),
+    ],
+    results=[Result("results", ANY, variadic=True)],
+    attrs=[AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys")],
+    traits=[Pure()],
+    format=[
+        Ref("selector"),
+        AttrTable("case_keys", "values"),
+        Kw(":"),
+        ResultTypeList("results", parens=False),
+    ],
+    builder="lookup",
+    examples=[
+        Example(
+            "%r = scf.lookup %s {\n  0 = (%a),\n  3 = (%b)\n} default(%c) : i32",
+            "%s: index, %a: i32, %b: i32, %c: i32",
+        ),
+        Example(
+            "%x, %y = scf.lookup %s {\n  1 = (%a, %b)\n} default(%b, %a) : index, index",
+            "%s: index, %a: index, %b: index",
+        ),
+    ],
+    verifier=_verify_lookup,
+)
+
 YIELD = op(
     "scf.yield",
     "Ends an scf region, passing values to the parent op.",
     operands=[Operand("values", ANY, variadic=True)],
-    traits=[Terminator(values="values"), HasParent(("scf.for", "scf.if", "scf.while"))],
+    traits=[
+        Terminator(values="values"),
+        HasParent(("scf.for", "scf.if", "scf.while", "scf.switch")),
+    ],
     format=[Refs("values"), OptionalGroup("values", Kw(":"), TypesOf("values"))],
     examples=[
         Example(
@@ -321,4 +513,16 @@ RESIDENCY_CANDIDATE = op(
     ],
 )
 
-OPS = (FOR, IF, YIELD, SELECT, WHILE, CONDITION, FENCE, RESIDENCY_REQUIRE, RESIDENCY_CANDIDATE)
+OPS = (
+    FOR,
+    IF,
+    YIELD,
+    SELECT,
+    WHILE,
+    CONDITION,
+    FENCE,
+    RESIDENCY_REQUIRE,
+    RESIDENCY_CANDIDATE,
+    SWITCH,
+    LOOKUP,
+)

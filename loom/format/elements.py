@@ -71,6 +71,13 @@ class FormatElement:
         """Emit this element's regex piece and code for the whole-line path (or refuse)."""
         g.unsupported()
 
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        """Why fields given to the builder cannot be spelled by this element (None: they can):
+        operands by field in ``groups``, attributes by name, regions by field."""
+        return None
+
     def attrs_written(self) -> Iterator[str]:
         """Attribute fields this element writes outside the attribute dictionary."""
         for e in self.children:
@@ -198,6 +205,61 @@ class Refs(FormatElement):
             g.ref(var)
         if self.bracket:
             g.piece(r"\]", nsb=True)
+
+
+@dataclass(frozen=True)
+class TypedRefs(FormatElement):
+    """``%a: T, %b: U``: the operands of field ``field``, each followed by its type. The
+    grouped spelling ``%a, %b : T, U`` is read too (a type list after a run of values types
+    that run)."""
+
+    field: str
+    role: ClassVar[str] = "value"
+
+    def print_text(self, c: Ctx) -> None:
+        c.comma([f"{c.name(v)}: {c.type(v.type)}" for v in c.values(self.field)])
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, decl = self.field, pc.decl
+        if decl.operand(field) is None:
+            raise ValueError(f"'{decl.name}' TypedRefs names unknown operand '{field}'")
+        type_list, mismatch = pc.type_list, pc.mismatch
+
+        def typed_refs(p: Any, s: Any) -> None:
+            vals: list[Value] = []
+            untyped: list[tuple[Value, int]] = []
+            while True:
+                i = p.i
+                untyped.append((p.use(), i))
+                vals.append(untyped[-1][0])
+                if p.peek() == ":":
+                    p.i += 1
+                    ti = p.i
+                    types = type_list(p)
+                    if len(types) != len(untyped):
+                        raise p.error(
+                            "PARSE/012",
+                            f"'{decl.name}' has {len(types)} types for {len(untyped)} values",
+                            ti,
+                        )
+                    for (v, vi), t in zip(untyped, types):
+                        if v.type is not t and v.type != t:
+                            raise mismatch(p, field, v, t, vi)
+                    untyped = []
+                if p.peek() != ",":
+                    break
+                p.i += 1
+            if untyped:
+                raise p.expected("':' and the type of each value")
+            s.groups[field] = tuple(vals)
+
+        return [typed_refs]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.starts_with("%")
+
+    def print_code(self, g: Ctx) -> None:
+        g.token(expr=f"', '.join([_name(x) + ': ' + tt(x.type) for x in {g.seq((self.field,))}])")
 
 
 @dataclass(frozen=True, init=False)
@@ -485,8 +547,8 @@ class ResultTypeList(FormatElement):
                 p.expect("(")
                 types = [] if p.peek() == ")" else type_list(p)
                 p.expect(")")
-            else:
-                types = type_list(p)
+            else:  # none at all reads as an empty list (the verifier may require some)
+                types = type_list(p) if p.is_type_start() else []
             (s.attrs if is_attr else s.rtypes)[field] = tuple(types)
 
         return [result_types]
@@ -885,11 +947,23 @@ class Clause(FormatElement):
         return [clause]
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
+        # A clause holding a value also needs the '%' after '(', so a value clause and an
+        # attribute clause may share a head (``residency(%minimum)``, ``residency(preserve)``);
+        # other clauses are taken on their head, so a bad value inside is reported as such.
         head = self.name
+        inner = self.inner[0].probe(pc) if self.inner and isinstance(self.inner[0], Ref) else None
 
         def clause_probe(p: Any) -> bool:
             i, toks = p.i, p.toks
-            return i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("
+            if not (i + 1 < len(toks) and toks[i] == head and toks[i + 1] == "("):
+                return False
+            if inner is None:
+                return True
+            p.i = i + 2
+            try:
+                return inner(p)
+            finally:
+                p.i = i
 
         return clause_probe
 
@@ -1126,36 +1200,11 @@ class RegionRef(FormatElement):
         rd = decl.region(self.field)
         if rd is None:
             raise ValueError(f"'{decl.name}' RegionRef names unknown region '{self.field}'")
-        field, isolated = self.field, pc.isolated
-        derived, derive_args = pc.derived_from(rd), pc.derive_args
-        close = pc.region_closer(rd)
+        field = self.field
+        parse_region = _region_parser(pc, rd)
 
         def region_step(p: Any, s: Any) -> None:
-            i = p.i
-            toks = p.toks
-            if not (i < len(toks) and toks[i] == "{"):
-                raise p.expected("'{' opening a region")
-            if p.depth >= p.max_depth:  # before anything is built for the region
-                raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
-            p.i = i + 1
-            p.end_of_line()
-            open_at = (p.line_no, i)
-            scope = s.scope(field, p)
-            args = s.rargs[field]
-            if derived is not None:
-                derive_args(p, s, derived, args, i)
-            p.depth += 1
-            region = Region([Block(tuple(args))])
-            floor = p.push_scope(scope, isolated)
-            p.pending_blank = False
-            try:
-                p.parse_block(region.blocks[0], region, open_at=open_at)
-            finally:
-                p.pop_scope(floor)
-                p.depth -= 1
-            close(p, region)
-            p.i += 1  # the closing '}'
-            s.regions[field] = region
+            s.regions[field] = parse_region(p, s, field)
 
         return [region_step]
 
@@ -1172,6 +1221,287 @@ class RegionRef(FormatElement):
         g.emit('pr._lines.append(indent + "".join(parts))')
         g.emit(f"pr._print_region(reg, indent, {elide!r})")
         g.emit('parts = ["}"]')
+        g.emit("P = parts.append")
+        g.state = "s"
+
+
+def _region_parser(pc: Ctx, rd: Any) -> Callable[[Any, Any, str], Region]:
+    """Reads `` {`` newline, a region of field ``rd`` and its ``}`` (left after the brace);
+    ``key`` names the region's scope (one per region of a variadic field)."""
+    isolated = pc.isolated
+    derived, derive_args = pc.derived_from(rd), pc.derive_args
+    close = pc.region_closer(rd)
+
+    def parse_region(p: Any, s: Any, key: str) -> Region:
+        i = p.i
+        toks = p.toks
+        if not (i < len(toks) and toks[i] == "{"):
+            raise p.expected("'{' opening a region")
+        if p.depth >= p.max_depth:  # before anything is built for the region
+            raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
+        p.i = i + 1
+        p.end_of_line()
+        open_at = (p.line_no, i)
+        scope = s.scope(key, p)
+        args = s.rargs[key]
+        if derived is not None:
+            derive_args(p, s, derived, args, i)
+        p.depth += 1
+        region = Region([Block(tuple(args))])
+        floor = p.push_scope(scope, isolated)
+        p.pending_blank = False
+        try:
+            p.parse_block(region.blocks[0], region, open_at=open_at)
+        finally:
+            p.pop_scope(floor)
+            p.depth -= 1
+        close(p, region)
+        p.i += 1  # the closing '}'
+        return region
+
+    return parse_region
+
+
+def _table_line(p: Any, open_at: tuple[int, int]) -> str:
+    """Move to the next line of a table (error at the end of the file); its first token."""
+    if not p.next_line():
+        raise p.unclosed(open_at)
+    return p.peek()
+
+
+def _open_table(p: Any, what: str) -> tuple[int, int]:
+    """Consume the ``{`` ending the op's first line; returns where it is for errors."""
+    i = p.i
+    if p.peek() != "{":
+        raise p.expected(f"'{{' opening the {what}")
+    p.i = i + 1
+    p.end_of_line()
+    return (p.line_no, i)
+
+
+@dataclass(frozen=True)
+class RegionTable(FormatElement):
+    """Keyed regions in braces, one per line: ``case N {`` ... ``}`` for each key of i64-array
+    attribute ``keys`` (paired in order with the variadic region field ``cases``), then
+    ``default {`` ... ``}`` for region ``default``; the op's line continues after the closing
+    ``}``. Keys are kept in written order (the verifier checks that they increase)."""
+
+    keys: str
+    cases: str
+    default: str
+    role: ClassVar[str] = "keyword"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.keys
+
+    def keywords(self) -> Iterator[str]:
+        yield "case"
+        yield "default"
+
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        given = regions.get(self.cases) or ()
+        if not isinstance(given, (list, tuple)):
+            return None  # the builder reports a region field of the wrong kind
+        keys, cases = len(attrs.get(self.keys, ())), len(given)
+        if keys != cases:
+            return f"{keys} case keys need as many '{self.cases}', got {cases}"
+        return None  # a missing default is made empty, like any required region
+
+    def print_text(self, c: Ctx) -> None:
+        keys = tuple(c.op.attributes.get(self.keys, ()))
+        cases = c.regions.get(self.cases) or ()
+        default = c.regions.get(self.default)
+        if len(keys) != len(cases) or default is None:
+            raise c.error(
+                f"'{c.decl.name}' has {len(keys)} case keys for {len(cases)} case regions"
+                + ("" if default is not None else " and no default region")
+            )
+        c.tokens.append("{")
+        c.break_line()
+        for key, region in zip(keys, cases):
+            c.nested_region(f"case {key}", region, self.cases)
+        c.nested_region("default", default, self.default)
+        c.tokens.append("}")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        decl = pc.decl
+        case_rd, default_rd = decl.region(self.cases), decl.region(self.default)
+        if case_rd is None or not case_rd.variadic or default_rd is None:
+            raise ValueError(f"'{decl.name}' RegionTable needs a variadic case region field")
+        keys_attr, cases, default = self.keys, self.cases, self.default
+        case_region, default_region = _region_parser(pc, case_rd), _region_parser(pc, default_rd)
+
+        def region_table(p: Any, s: Any) -> None:
+            open_at = _open_table(p, "case table")
+            keys: list[int] = []
+            regions: list[Region] = []
+            found = None
+            while True:
+                tok = _table_line(p, open_at)
+                if tok == "}":
+                    break
+                if found is not None:
+                    raise p.expected("'}' closing the case table (default is the last entry)")
+                if tok == "case":
+                    p.i += 1
+                    keys.append(p.integer())
+                    regions.append(case_region(p, s, f"{cases}[{len(regions)}]"))
+                elif tok == "default":
+                    p.i += 1
+                    found = default_region(p, s, default)
+                else:
+                    raise p.expected("'case N {' or 'default {'")
+                p.end_of_line()
+            if found is None:
+                raise p.error("PARSE/003", f"'{decl.name}' needs a 'default {{' region")
+            p.i += 1  # the closing '}'
+            s.attrs[keys_attr] = tuple(keys)
+            s.regions[cases] = tuple(regions)
+            s.regions[default] = found
+
+        return [region_table]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        k0, kc = g.region_index(self.default), g.region_index(self.cases)
+        rc, rd = g.decl.region(self.cases), g.decl.region(self.default)
+        elide_c = rc.terminator if rc.implicit_terminator else None
+        elide_d = rd.terminator if rd.implicit_terminator else None
+        g.token(lit="{", nsa=True)
+        g.flush()
+        g.emit(f"keys = a.get({self.keys!r}, ())")
+        g.emit(f"if len(op.regions) <= {k0} or len(keys) != len(op.regions) - {kc}:")
+        g.emit("    raise Fallback")
+        g.emit('pr._lines.append(indent + "".join(parts))')
+        g.emit("inner = indent + '  '")
+        g.emit(f"for key, reg in zip(keys, op.regions[{kc}:]):")
+        g.emit("    pr._lines.append(inner + 'case ' + str(key) + ' {')")
+        g.emit(f"    pr._print_region(reg, inner, {elide_c!r})")
+        g.emit("    pr._lines.append(inner + '}')")
+        g.emit("pr._lines.append(inner + 'default {')")
+        g.emit(f"pr._print_region(op.regions[{k0}], inner, {elide_d!r})")
+        g.emit("pr._lines.append(inner + '}')")
+        g.emit('parts = ["}"]')
+        g.emit("P = parts.append")
+        g.state = "s"
+
+
+@dataclass(frozen=True)
+class AttrTable(FormatElement):
+    """Keyed rows of values in braces, one per line: ``N = (%a, %b),`` for each key of
+    i64-array attribute ``keys``, then ``} default(%x, %y)``. The rows (then the default row)
+    are stored flattened in the variadic operand field ``values``; every row must have the
+    width of the first (PARSE/030)."""
+
+    keys: str
+    values: str
+    role: ClassVar[str] = "value"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.keys
+
+    def keywords(self) -> Iterator[str]:
+        yield "default"
+
+    def build_problem(
+        self, groups: dict[str, Any], attrs: dict[str, Any], regions: dict[str, Any]
+    ) -> str | None:
+        keys, n = len(attrs.get(self.keys, ())), len(groups.get(self.values, ()))
+        if n % (keys + 1):
+            return (
+                f"'{self.values}' has {n} values, not whole rows for {keys} case keys and the "
+                "default row"
+            )
+        return None
+
+    def print_text(self, c: Ctx) -> None:
+        keys = tuple(c.op.attributes.get(self.keys, ()))
+        vals = c.values(self.values)
+        rows = len(keys) + 1
+        if len(vals) % rows:
+            raise c.error(
+                f"'{c.decl.name}' has {len(vals)} table values, not a whole number of rows "
+                f"for {len(keys)} keys and the default row"
+            )
+        width = len(vals) // rows
+        names = [c.name(v) for v in vals]
+        c.tokens.append("{")
+        c.break_line()
+        for k, key in enumerate(keys):
+            row = ", ".join(names[k * width : (k + 1) * width])
+            c.nested_line(f"{key} = ({row})" + ("," if k + 1 < len(keys) else ""))
+        c.tokens += ("}", "default(" + ", ".join(names[len(keys) * width :]) + ")")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        keys_attr, field, value_list = self.keys, self.values, pc.value_list
+
+        def row(p: Any, width: int | None) -> list[Any]:
+            p.expect("(")
+            start = p.i
+            vals = value_list(p)
+            p.expect(")")
+            if width is not None and len(vals) != width:
+                raise p.error(
+                    "PARSE/030",
+                    f"table row has {len(vals)} values, but the rows before it have {width} "
+                    f"(every row is one whole result tuple) (actual={len(vals)}, "
+                    f"expected={width})",
+                    start,
+                )
+            return vals
+
+        def attr_table(p: Any, s: Any) -> None:
+            open_at = _open_table(p, "lookup table")
+            keys: list[int] = []
+            flat: list[Any] = []
+            width: int | None = None
+            while True:
+                tok = _table_line(p, open_at)
+                if tok == "}":
+                    break
+                keys.append(p.integer())
+                p.expect("=")
+                vals = row(p, width)
+                width = len(vals)
+                flat += vals
+                if p.peek() == ",":
+                    p.i += 1
+                p.end_of_line()
+            p.i += 1  # the closing '}'
+            i = p.i
+            toks = p.toks
+            if not (i + 1 < len(toks) and toks[i] == "default" and toks[i + 1] == "("):
+                raise p.expected("'default(' giving the default row")
+            p.i = i + 1
+            flat += row(p, width)
+            s.attrs[keys_attr] = tuple(keys)
+            s.groups[field] = tuple(flat)
+
+        return [attr_table]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        vals = g.seq((self.values,))
+        g.token(lit="{", nsa=True)
+        g.flush()
+        g.emit(f"keys = a.get({self.keys!r}, ())")
+        g.emit(f"vals = {vals}")
+        g.emit("if len(vals) % (len(keys) + 1):")
+        g.emit("    raise Fallback")
+        g.emit("w = len(vals) // (len(keys) + 1)")
+        g.emit("names = [_name(x) for x in vals]")
+        g.emit('pr._lines.append(indent + "".join(parts))')
+        g.emit("for k, key in enumerate(keys):")
+        g.emit("    row = ', '.join(names[k * w : (k + 1) * w])")
+        g.emit("    comma = ',' if k + 1 < len(keys) else ''")
+        g.emit("    pr._lines.append(indent + '  ' + str(key) + ' = (' + row + ')' + comma)")
+        g.emit("parts = ['} default(' + ', '.join(names[len(keys) * w :]) + ')']")
         g.emit("P = parts.append")
         g.state = "s"
 
@@ -1205,6 +1535,9 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     BindingList,
     PredicateList,
     RegionRef,
+    RegionTable,
+    AttrTable,
+    TypedRefs,
 )
 """Every element class, in the order the reference lists them."""
 

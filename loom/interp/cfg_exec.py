@@ -44,8 +44,7 @@ def compile_cfg(program: Any, func: Any, region: Any, depth: int = 0) -> Any:
         if branch is None:
             continue
         targets = []
-        for attr in branch.successors:
-            label = last.op.attributes.get(attr)
+        for label, _ in branch.edges(last.op.attributes):
             if label not in labels:
                 raise LoomRuntimeError(
                     f"'{last.op.name}' jumps to '^{label}', which is no block of its region"

@@ -7,8 +7,8 @@ Codes: STRUCTURE/001 top-level op is not symbol-defining; /006 unknown op; /007 
 /010 missing attribute; /011 undeclared attribute; /012 result count; /013 operand count;
 /014 attribute value; /015 region count; /016 block count; /017 terminator not last;
 /018 wrong or missing terminator; /029 placement; /038 barrier under non-uniform control;
-/052 side effects in a side-effect-free region. SYMBOL/001 duplicate; /002 unresolved;
-/003 wrong kind; /004 missing from the symbol table; /005 stale table entry. TYPE/001 types
+/052 side effects in a side-effect-free region. SYMBOL/001 stale table entry; /002
+unresolved; /003 wrong kind; /004 missing from the symbol table; /005 duplicate. TYPE/001 types
 differ; /003 operand type; /004 result type; /009 yielded type; /013 region argument types.
 DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-above op;
 /003 value defined twice; /004 name defined twice in one scope; /005 foreign value.
@@ -51,7 +51,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
-from loom.verify.successors import check_successors, dominators
+from loom.verify.successors import check_successors, dominators, same_along_edge
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -90,6 +90,46 @@ class VerifyContext:
             if rd.name == field:
                 return op.regions[i] if i < len(op.regions) else None
         return None
+
+    def yield_violations(
+        self, op: Operation, region: Region, where: str, field: str
+    ) -> list[Violation]:
+        """Problems of the values ``region``'s terminator passes on against the values of
+        ``op``'s field ``field`` (count, then types; a type may name the passed values where
+        the field's types name the field's own values). ``where`` names the region."""
+        block = region.blocks[-1] if region.blocks else None
+        last = block.ops[-1] if block is not None and block.ops else None
+        tdecl = self.registry.get(last.name) if last is not None else None
+        term = tdecl.trait(Terminator) if tdecl is not None else None
+        if term is None or term.values is None:
+            return []  # a wrong or missing terminator is reported on its own
+        passed = self.operand_values(last, term.values)
+        decl = self.registry.get(op.name)
+        if decl is not None and decl.result(field) is not None:
+            want = result_groups(op, decl).get(field, ())
+        else:
+            want = self.operand_values(op, field)
+        if len(passed) != len(want):
+            return [
+                Violation(
+                    "STRUCTURE/013",
+                    f"{where} yields {len(passed)} values, but '{op.name}' {field} count is "
+                    f"{len(want)}",
+                    field,
+                )
+            ]
+        rename = {id(a): b for a, b in zip(passed, want)}
+        for i, (a, b) in enumerate(zip(passed, want)):
+            if not same_along_edge(a.type, b.type, rename):
+                return [
+                    Violation(
+                        "TYPE/001",
+                        f"{where}.yield[{i}] has type {a.type} but '{op.name}' {field}[{i}] "
+                        f"is {b.type}",
+                        field,
+                    )
+                ]
+        return []
 
     def symbol(self, name: Any) -> Operation | None:
         """The top-level op defining symbol ``name``."""
@@ -647,8 +687,8 @@ class ModuleVerifier:
             if name in seen:
                 self.error(
                     op,
-                    "SYMBOL/001",
-                    f"symbol '@{name}' is defined more than once",
+                    "SYMBOL/005",
+                    f"duplicate symbol: symbol '@{name}' is already defined",
                     path,
                     notes=[DiagnosticRelatedLocation("first definition", op=seen[name])],
                 )
@@ -665,7 +705,7 @@ class ModuleVerifier:
             if id(op) not in top:
                 self.error(
                     None,
-                    "SYMBOL/005",
+                    "SYMBOL/001",
                     f"the symbol table names '@{name}', but its op is not in the module body",
                 )
 
@@ -732,6 +772,8 @@ class ModuleVerifier:
         try:
             for r_index, region in enumerate(op.regions):
                 rd = rdefs[r_index] if r_index < len(rdefs) else None
+                if rd is None and plan is not None:
+                    rd = plan.decl.region_def_at(r_index)
                 self._region(op, plan, layout, rd, r_index, region)
         finally:
             self.parents.pop()
@@ -919,6 +961,7 @@ class ModuleVerifier:
         passed = last.operands[a:b]
         fed = plan.decl.region(rd.yields) if plan.decl.regions else None
         count_target = target
+        want_vals: tuple[Any, ...] = ()
         if fed is not None:
             # the values become another region's entry arguments (scf.while before -> after)
             # against what those arguments must be, so a wrong argument list is reported once
@@ -929,10 +972,12 @@ class ModuleVerifier:
             count_target = f"{target} block args"
         elif layout is not None and rd.yields in layout.rslices:
             a, b = layout.rslices[rd.yields]
-            want = [v.type for v in op.results[a:b]]
+            want_vals = op.results[a:b]
+            want = [v.type for v in want_vals]
         elif layout is not None and rd.yields in layout.slices:
             a, b = layout.slices[rd.yields]
-            want = [v.type for v in op.operands[a:b]]
+            want_vals = op.operands[a:b]
+            want = [v.type for v in want_vals]
         else:
             want = list(op.attributes.get(rd.yields, ()))
         got = [getattr(v, "type", None) for v in passed]
@@ -950,7 +995,11 @@ class ModuleVerifier:
                     "expected_count": str(len(want)),
                 },
             )
-        elif got != want:
+        elif got != want and not (
+            # a type may name the passed values where the wanted one names the op's own
+            # (a yielded view of a yielded layout): compare after renaming along the yield
+            want_vals and _same_after_rename(passed, want_vals)
+        ):
             i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)
             self.error(
                 last,
@@ -964,6 +1013,13 @@ class ModuleVerifier:
                     "type_b": str(want[i]),
                 },
             )
+
+
+def _same_after_rename(passed: tuple[Any, ...], want: tuple[Any, ...]) -> bool:
+    rename = {id(a): b for a, b in zip(passed, want)}
+    return all(
+        same_along_edge(getattr(a, "type", None), b.type, rename) for a, b in zip(passed, want)
+    )
 
 
 def _labels(decl: OpDef, layout: Layout) -> list[str]:

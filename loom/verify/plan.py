@@ -341,8 +341,8 @@ class OpPlan:
         self.hook = decl.verifier
         self.is_terminator = decl.is_terminator
         self.isolated = decl.trait(IsolatedFromAbove) is not None
-        self.n_req_regions = sum(1 for r in decl.regions if not r.optional)
-        self.n_max_regions = len(decl.regions)
+        self.n_req_regions = sum(1 for r in decl.regions if not (r.optional or r.variadic))
+        self.n_max_regions = decl.max_regions
         effects = decl.traits_of(MemoryEffect)
         self.reads = any(e.reads for e in effects)
         self.writes = any(e.writes for e in effects)

@@ -31,15 +31,14 @@ def check_successors(v: Any, region: Region) -> None:
             groups = operand_groups(op, decl)
         except ValueError:
             continue
-        for k, attr in enumerate(branch.successors):
-            label = op.attributes.get(attr)
+        for k, (label, f) in enumerate(branch.edges(op.attributes)):
             if not isinstance(label, str):
                 continue
             dest = labels.get(label)
             if dest is None:
                 _missing(v, op, k, label)
                 continue
-            field = branch.args_of(k)
+            field = branch.args_of(f)
             passed = groups.get(field, ()) if field is not None else ()
             _check_edge(v, op, k, passed, dest)
 
@@ -81,7 +80,7 @@ def _check_edge(v: Any, op: Any, k: int, passed: tuple, dest: Block) -> None:
         return
     rename = {id(a): b for a, b in zip(passed, dest.args)}
     for i, (a, b) in enumerate(zip(passed, dest.args)):
-        if not _same_along_edge(a.type, b.type, rename):
+        if not same_along_edge(a.type, b.type, rename):
             v.error(
                 op,
                 "STRUCTURE/026",
@@ -98,7 +97,7 @@ def _check_edge(v: Any, op: Any, k: int, passed: tuple, dest: Block) -> None:
             return
 
 
-def _same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
+def same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
     """``a == b`` once the values ``a`` mentions are replaced by their edge destinations."""
     if not isinstance(a, ShapedType) or not isinstance(b, ShapedType):
         return a == b
@@ -126,8 +125,8 @@ def dominators(v: Any, region: Region) -> list[frozenset[int]]:
         op = block.ops[-1] if block.ops else None
         decl = v.registry.get(op.name) if op is not None else None
         branch = decl.trait(Branch) if decl is not None else None
-        for attr in branch.successors if branch is not None else ():
-            j = labels.get(op.attributes.get(attr))
+        for label, _ in branch.edges(op.attributes) if branch is not None else ():
+            j = labels.get(label)
             if j is not None:
                 preds[j].add(i)
     reach = {0}

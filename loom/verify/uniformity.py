@@ -10,14 +10,21 @@ argument types (kernel launch arguments, config arguments) are uniform.
 A convergent op whose scope attribute asks for uniformity at some scope is reported
 (STRUCTURE/038) when an enclosing op with a :class:`~loom.dsl.ControlFlow` trait decides on a
 value more varying than that scope allows.
+
+In a multi-block region (cfg branches) a block runs under the branches it is control dependent
+on (it post-dominates a successor of the branch but not the branch itself): an arm of a branch
+on a varying selector is divergent, the join both arms reach is not, and a loop header whose
+back edge is taken on a varying condition is divergent. Arguments of a block reached along
+divergent edges are as varying as that control.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loom.dsl import ArgSource, Terminator
-from loom.ir import Operation, Value
+from loom.dsl import ArgSource, Branch, Terminator
+from loom.ir import Operation, Region, Value
+from loom.opview import operand_groups
 
 if TYPE_CHECKING:
     from loom.verify.core import ModuleVerifier
@@ -34,6 +41,7 @@ class UniformityInfo:
         self.v = verifier
         self.level: dict[int, int] = {}
         self.def_op: dict[int, Operation] = {}
+        self.cfgs: dict[int, CfgShape] = {}
         for _ in range(8):  # levels only grow and have height 2: this converges quickly
             self.changed = False
             self._op(root, 0)
@@ -114,12 +122,18 @@ class UniformityInfo:
             layout = plan.layout_of(op) if plan is not None else None
             for ri, region in enumerate(op.regions):
                 rd = rdefs[ri] if ri < len(rdefs) else None
+                if rd is None and plan is not None:
+                    rd = plan.decl.region_def_at(ri)
                 derived = rd is not None and rd.arg_source == ArgSource.DERIVED
                 sources = derived_sources(rd, op, layout) if derived else None
                 tilde = sum(1 for s in rd.derived_from if s.startswith("~")) if derived else 0
-                for block in region.blocks:
+                shape = self.cfg(region) if len(region.blocks) > 1 else None
+                for bi, block in enumerate(region.blocks):
+                    edge_lvl = self._edge_levels(shape, bi, control) if shape and bi else None
                     for i, arg in enumerate(block.args):
-                        if sources is None:
+                        if edge_lvl is not None:
+                            a_lvl = edge_lvl[i] if i < len(edge_lvl) else 2
+                        elif sources is None:
                             a_lvl = 0 if rd is not None else 2
                         else:
                             a_lvl = max(self.of(sources[i]) if i < len(sources) else 2, control)
@@ -134,6 +148,119 @@ class UniformityInfo:
         else:
             for r in op.results:
                 self._raise(r, lvl, op)
+
+    def cfg(self, region: Region) -> CfgShape:
+        """The branch structure of a multi-block region (computed once)."""
+        shape = self.cfgs.get(id(region))
+        if shape is None:
+            shape = self.cfgs[id(region)] = CfgShape(self.v, region)
+        return shape
+
+    def selector_level(self, shape: CfgShape, a: int) -> int:
+        """How varying the choice of block ``a``'s branch is (0 when it has one target)."""
+        if len(set(t for t, _ in shape.succ[a])) < 2:
+            return 0
+        return max((self.of(x) for x in shape.selectors[a]), default=2)
+
+    def divergence(self, shape: CfgShape, b: int) -> tuple[int, int | None]:
+        """How varying the control deciding whether block ``b`` runs is, and the block whose
+        branch decides it (None when ``b`` runs under uniform control)."""
+        best, who = 0, None
+        seen: set[int] = set()
+        stack = [b]
+        while stack:
+            x = stack.pop()
+            for a in shape.deps[x]:
+                if a in seen:
+                    continue
+                seen.add(a)
+                lvl = self.selector_level(shape, a)
+                if lvl > best:
+                    best, who = lvl, a
+                stack.append(a)  # the branch's own block may run under divergent control
+        return best, who
+
+    def _edge_levels(self, shape: CfgShape, b: int, control: int) -> list[int]:
+        """Levels of block ``b``'s arguments: the passed values, joined with the divergence
+        of the edges that reach the block."""
+        out: list[int] = []
+        for a, vals in shape.incoming[b]:
+            reach = max(self.selector_level(shape, a), self.divergence(shape, a)[0], control)
+            for i, v in enumerate(vals):
+                lvl = max(self.of(v), reach)
+                if i < len(out):
+                    out[i] = max(out[i], lvl)
+                else:
+                    out.append(lvl)
+        return out
+
+
+class CfgShape:
+    """Successors, edge values and control dependences of the blocks of one region."""
+
+    def __init__(self, verifier: ModuleVerifier, region: Region) -> None:
+        blocks = region.blocks
+        n = len(blocks)
+        labels = {b.label: i for i, b in enumerate(blocks) if b.label is not None}
+        self.succ: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.selectors: list[list[Value]] = [[] for _ in range(n)]
+        self.branch: list[Operation | None] = [None] * n
+        self.incoming: list[list[tuple[int, tuple]]] = [[] for _ in range(n)]
+        for i, block in enumerate(blocks):
+            last = block.ops[-1] if block.ops else None
+            plan = verifier.plan(last.name) if last is not None else None
+            br = plan.decl.trait(Branch) if plan is not None else None
+            if br is None:
+                continue
+            self.branch[i] = last
+            try:
+                groups = operand_groups(last, plan.decl)
+            except ValueError:
+                continue
+            passed = {br.args_of(k) for k in range(len(br.successors))} - {None}
+            self.selectors[i] = [v for f, vs in groups.items() if f not in passed for v in vs]
+            for k, (label, f) in enumerate(br.edges(last.attributes)):
+                j = labels.get(label)
+                if j is None:
+                    continue
+                self.succ[i].append((j, k))
+                field = br.args_of(f)
+                self.incoming[j].append((i, groups.get(field, ()) if field else ()))
+        pdom = _post_dominators(self.succ, n)
+        # block x depends on branch block a: x post-dominates a successor of a, but does not
+        # strictly post-dominate a
+        self.deps: list[set[int]] = [set() for _ in range(n)]
+        for a in range(n):
+            for s, _ in self.succ[a]:
+                for x in pdom[s]:
+                    if x == a or x not in pdom[a]:
+                        self.deps[x].add(a)
+
+    def block_of(self, region: Region, op: Operation) -> int | None:
+        """The index of the block of ``region`` holding ``op``."""
+        for i, b in enumerate(region.blocks):
+            if any(o is op for o in b.ops):
+                return i
+        return None
+
+
+def _post_dominators(succ: list[list[tuple[int, int]]], n: int) -> list[set[int]]:
+    """For each block, the blocks on every path from it to an exit (itself included). A block
+    that reaches no exit (an endless loop) is post-dominated by itself only."""
+    everything = set(range(n))
+    pdom = [set(everything) if succ[i] else {i} for i in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            if not succ[i]:
+                continue
+            common = set.intersection(*(pdom[s] for s, _ in succ[i]))
+            new = common | {i}
+            if new != pdom[i]:
+                pdom[i] = new
+                changed = True
+    return pdom
 
 
 def derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
@@ -176,13 +303,19 @@ def check_convergent(
         info = infos.get(id(root))
         if info is None:
             info = infos[id(root)] = UniformityInfo(verifier, root)
-        for anc in reversed(parents):
-            if anc is root:
+        chain = (*parents, op)
+        for depth in range(len(parents) - 1, -1, -1):
+            anc = parents[depth]
+            found_at = _cfg_control(info, anc, chain[depth + 1], tolerance)
+            if found_at is not None:
+                anc, value = found_at
+            elif anc is root:
                 break
-            bad = [v for v in info.control_values(anc) if info.of(v) > tolerance]
-            if not bad:
-                continue
-            value = bad[0]
+            else:
+                bad = [v for v in info.control_values(anc) if info.of(v) > tolerance]
+                if not bad:
+                    continue
+                value = bad[0]
             lvl = info.of(value)
             src = info.def_op.get(value.id)
             dist = _DISTRIBUTION.get(lvl, "unknown")
@@ -211,6 +344,29 @@ def check_convergent(
                 params=params,
             )
             break
+
+
+def _cfg_control(
+    info: UniformityInfo, anc: Operation, child: Operation, tolerance: int
+) -> tuple[Operation, Value] | None:
+    """The branch (and its selector) that makes the block of ``anc`` holding ``child`` run
+    under control more varying than ``tolerance`` (None when there is none)."""
+    for region in anc.regions:
+        if len(region.blocks) < 2:
+            continue
+        shape = info.cfg(region)
+        b = shape.block_of(region, child)
+        if b is None:
+            continue
+        lvl, who = info.divergence(shape, b)
+        if who is None or lvl <= tolerance:
+            return None
+        branch = shape.branch[who]
+        sel = [v for v in shape.selectors[who] if info.of(v) > tolerance]
+        if branch is None or not sel:
+            return None
+        return branch, sel[0]
+    return None
 
 
 def _root(verifier: ModuleVerifier, parents: tuple[Operation, ...]) -> Operation:

@@ -116,10 +116,10 @@ func.def @absdiff(%a: i32, %b: i32) -> (i32) {
   cfg.cond_br %lt, ^swap, ^keep
 ^swap:
   %d1 = scalar.subi %b, %a : i32
-  cfg.br ^done(%d1 : i32)
+  cfg.br ^done(%d1: i32)
 ^keep:
   %d2 = scalar.subi %a, %b : i32
-  cfg.br ^done(%d2 : i32)
+  cfg.br ^done(%d2: i32)
 ^done(%d: i32):
   func.return %d : i32
 }

@@ -216,6 +216,32 @@ DELIBERATE = {
         "}\n"
         "view.store %v, %ov[%i] : i32, view<64xi32>",
     ),
+    # a barrier in one case of an scf.switch on the lane id: only lane 1 reaches it
+    "switch-case-barrier": (
+        1,
+        4,
+        "scf.switch %lane {\n"
+        "  case 1 {\n"
+        "    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n"
+        "  }\n"
+        "  default {\n"
+        "  }\n"
+        "}\n"
+        "view.store %v, %ov[%i] : i32, view<64xi32>",
+    ),
+    # the same through cfg.switch blocks that meet again at a join
+    "cfg-switch-barrier": (
+        1,
+        4,
+        "cfg.switch %lane cases [0, 2] -> [^zero, ^two] default ^join\n"
+        "^zero:\n"
+        "  cfg.br ^join\n"
+        "^two:\n"
+        "  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n"
+        "  cfg.br ^join\n"
+        "^join:\n"
+        "  view.store %v, %ov[%i] : i32, view<64xi32>",
+    ),
 }
 EXPECTED = {
     "write-write": {"SANITIZE/002"},
@@ -227,6 +253,8 @@ EXPECTED = {
     "uninitialised": {"SANITIZE/001"},
     "two-barriers": {"SANITIZE/004"},
     "barrier-skipped": {"SANITIZE/004"},
+    "switch-case-barrier": {"SANITIZE/004"},
+    "cfg-switch-barrier": {"SANITIZE/004"},
 }
 
 

@@ -52,6 +52,8 @@ def _inputs(name: str, size: int, seed: int) -> tuple[tuple, list]:
     if name == "exit_barrier":
         n = 1 + size % 32
         return (n,), [n, rng.integers(-9, 9, 32).astype(np.int32)]
+    if name == "multiway":
+        return (), [np.zeros(16, np.int32) for _ in range(4)]
     if name == "copy_64_bytes":
         return (), [rng.integers(0, 256, 64).astype(np.uint8), np.zeros(64, np.uint8)]
     raise AssertionError(name)
@@ -66,6 +68,7 @@ RACE_FREE = [
     "copy_64_bytes",
     "control",
     "exit_barrier",
+    "multiway",
 ]
 KERNEL_NAME = {"exit_barrier": "rotate"}
 

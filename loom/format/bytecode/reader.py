@@ -357,7 +357,7 @@ class _Reader:
                         "whose operand/result counts differ from this one",
                     )
                 out.append(
-                    (name, decl, s[k + 1] - 1, s[k + 2] - 1, len(decl.regions) if decl else 0)
+                    (name, decl, s[k + 1] - 1, s[k + 2] - 1, decl.max_regions if decl else 0)
                 )
                 k += 3
         except IndexError:

@@ -311,10 +311,10 @@ class _Writer:
     def regions(self, op: Operation, decl: OpDef, depth: int) -> None:
         """The op's regions: count, then per region its block count and blocks."""
         out = self.ir
-        if len(op.regions) > len(decl.regions):
+        if len(op.regions) > decl.max_regions:
             raise _fail(
                 f"'{op.name}' has {count_of(len(op.regions), 'region')}, its declaration "
-                f"{len(decl.regions)}"
+                f"{decl.max_regions}"
             )
         out.append(len(op.regions))
         for region in op.regions:

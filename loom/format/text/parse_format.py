@@ -231,6 +231,8 @@ def attr_value(p: Parser, a: AttrDef) -> Any:
         return _symbol(p)
     if k == AttrKind.BLOCK:
         return _label(p)
+    if k == AttrKind.BLOCK_LIST:
+        return _bracketed(p, _label)
     if k == AttrKind.FLAGS:
         return _flags_value(p, a)
     if k == AttrKind.I64_ARRAY:
@@ -258,7 +260,7 @@ def _attr_probe(a: AttrDef | None) -> Probe:
         return lambda p: (p.peek() or " ")[0] == "^"
     if k in (AttrKind.BOOL, AttrKind.UNIT):
         return lambda p: p.peek() in ("true", "false")
-    if k in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES):
+    if k in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES, AttrKind.BLOCK_LIST):
         return lambda p: p.peek() == "["
     return lambda p: (
         _is_number(p.peek()) or (k == AttrKind.NUMBER and p.peek() in ("true", "false"))
@@ -609,7 +611,7 @@ class OpPlan:
         self.segments = needs_segments(decl)
         self.results = tuple((r.name, r.variadic, r.constraint.fixed) for r in decl.results)
         self.region_fields = tuple(r.name for r in decl.regions)
-        self.required_regions = tuple(not r.optional for r in decl.regions)
+        self.required_regions = tuple(not (r.optional or r.variadic) for r in decl.regions)
         self.fast, self.fast_source = compile_fast(decl)
         """A generated path for the common, well-formed spellings (see parse_fast)."""
         self.line_re, self.line_fn, self.line_source = compile_line(decl)
@@ -717,6 +719,9 @@ class OpPlan:
             out = []
             for f, required in zip(self.region_fields, self.required_regions):
                 r = got.get(f)
+                if type(r) is tuple:  # the regions of a variadic field
+                    out.extend(r)
+                    continue
                 if r is None and c.rargs and f in c.rargs:
                     # a signature without a body (declarations): the arguments' block alone
                     r = Region([Block(tuple(c.rargs[f]))])

@@ -906,11 +906,8 @@ class Parser:
         if name is None:
             return
         symbols = self.module.symbols
-        if name in symbols:
-            loc = self.module.location(op.location_id)
-            line = loc.start_line if isinstance(loc, FileLocation) else self.line_no
-            raise self.error_at("PARSE/019", f"symbol '@{name}' is already defined", line, 1, 2)
-        symbols[name] = op
+        if name not in symbols:  # a second definition is the verifier's SYMBOL/005
+            symbols[name] = op
 
     # ------------------------------------------------------------------ locations
 

@@ -195,6 +195,24 @@ class _OpContext:
         for e in elems:
             e.print_text(self)
 
+    def break_line(self) -> None:
+        """End the current line here (the op continues on later lines)."""
+        self.printer._lines.append(self.indent + join_tokens(self.tokens))
+        self.tokens.clear()
+
+    def nested_line(self, text: str) -> None:
+        """A line of ``text`` one level deeper than the op (a table row)."""
+        self.printer._lines.append(self.indent + INDENT + text)
+
+    def nested_region(self, head: str, region: Region, field: str) -> None:
+        """``head {``, region ``region`` of field ``field`` and ``}``, one level deeper."""
+        rd = self.decl.region(field)
+        elide = rd.terminator if rd is not None and rd.implicit_terminator else None
+        inner = self.indent + INDENT
+        self.printer._lines.append(f"{inner}{head} {{")
+        self.printer._print_region(region, inner, elide)
+        self.printer._lines.append(inner + "}")
+
     def print_region(self, field: str) -> None:
         """End the line with `` {``, print region ``field`` and continue after its ``}``."""
         region = self.regions.get(field)
@@ -479,6 +497,8 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return "@" + value
     if kind == AttrKind.BLOCK:
         return "^" + value
+    if kind == AttrKind.BLOCK_LIST:
+        return "[" + ", ".join("^" + x for x in value) + "]"
     if kind == AttrKind.UNIT:
         return "true"
     if isinstance(value, str):

@@ -131,3 +131,53 @@ def _while_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
 
 
 semantics("scf.while")(Control(_while_enter, _while_resume))
+
+# ----------------------------------------------------------------------------- scf.switch
+# Region 0 is the default, regions 1.. the cases in key order. The case regions run first,
+# each for the lanes whose selector equals its key, then the default for the rest.
+# state: (stage, masks, results)
+
+
+def _switch_masks(ctx: Any, step: Any, sel: Any) -> list:
+    keys = step.op.attributes.get("case_keys", ())
+    hits = [sel == k for k in keys]
+    taken = np.False_
+    for h in hits:
+        taken = taken | h
+    return [*hits, ~taken]  # cases in order, then the default
+
+
+def _switch_enter(ctx: Any, step: Any, args: tuple) -> tuple:
+    masks = _switch_masks(ctx, step, args[0])
+    return _switch_next(ctx, step, 0, masks, None)
+
+
+def _switch_next(ctx: Any, step: Any, stage: int, masks: list, results: Any) -> tuple:
+    if stage == len(masks):
+        return None, done(tuple(results) if results is not None else ())
+    region = stage + 1 if stage + 1 < len(masks) else 0
+    return (stage, masks, results), run(region, (), ctx.active(masks[stage]))
+
+
+def _switch_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
+    stage, masks, results = state
+    if yielded is not None and step.op.results:
+        if results is None:
+            results = tuple(yielded)
+        else:
+            results = tuple(where(masks[stage], y, r) for y, r in zip(yielded, results))
+    return _switch_next(ctx, step, stage + 1, masks, results)
+
+
+semantics("scf.switch")(Control(_switch_enter, _switch_resume))
+
+
+@semantics("scf.lookup")
+def _lookup(ctx: Any, step: Any, sel: Any, *values: Any) -> Any:
+    keys = step.op.attributes.get("case_keys", ())
+    n = len(step.op.results)
+    out = list(values[len(keys) * n :])  # the default row
+    for k in range(len(keys) - 1, -1, -1):
+        hit = sel == keys[k]
+        out = [where(hit, v, o) for v, o in zip(values[k * n : (k + 1) * n], out)]
+    return out[0] if n == 1 else tuple(out)
