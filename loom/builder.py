@@ -311,7 +311,8 @@ class LoomBuilder(_Namespaces):
             body = self.module.body
             op.leading_blank_line = bool(body.ops)
             body.ops.append(op)
-            self.module.symbols[sym_name] = op
+            if sym_name is not None:  # an optional symbol (an anonymous record)
+                self.module.symbols[sym_name] = op
         else:
             self._block.ops[at : at + replace] = [op]
         self.last_op = op

@@ -76,7 +76,16 @@ VIEW = TypeConstraint(
     "a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW
 )
 VALUE_TYPE = TypeConstraint(
-    "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION
+    "a scalar, buffer, view, vector or tensor type", lambda t: t.kind is not TypeKind.FUNCTION
+)
+TENSOR = TypeConstraint(
+    "a tensor type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR
+)
+SCALAR_OR_TENSOR = TypeConstraint(
+    "a scalar or tensor type",
+    lambda t: (
+        isinstance(t, ScalarType) or (isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR)
+    ),
 )
 
 # --------------------------------------------------------------------------- fields
@@ -148,6 +157,8 @@ class AttrKind:
     UNIT = "unit"
     FLAGS = "flags"
     BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
+    NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
+    DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`
 
 
 @dataclass(frozen=True)
@@ -398,6 +409,7 @@ RegionArg = _elements.RegionArg
 BindingList = _elements.BindingList
 PredicateList = _elements.PredicateList
 RegionRef = _elements.RegionRef
+Dictionary = _elements.Dictionary
 
 
 # --------------------------------------------------------------------------- examples and ops

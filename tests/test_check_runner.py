@@ -17,23 +17,23 @@ CASES = """\
 check.case public @passes {
   %m = check.param.range po2 bounds(1 to 8) name("m") : index
   %s = check.param.seed base(5) count(3) name("seed") : i64
-  %a = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : vector<8xf32>
-  %e = check.oracle.call<"reference.copy"> callee(@copy) inputs(%a) : ORACLE_TYPE
-  check.expect.close actual(%a) expected(%e) atol(0.0) rtol(0.0) nan(same) : vector<8xf32>
-  check.expect.shape value(%a) shape([8]) : vector<8xf32>
+  %a = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : tensor<8xf32>
+  %e = check.oracle.call<reference.copy> callee(@copy) inputs(%a) : ORACLE_TYPE
+  check.expect.close actual(%a) expected(%e) atol(0.0) rtol(0.0) nan(same) : tensor<8xf32>
+  check.expect.shape value(%a) shape([8]) : tensor<8xf32>
   check.return
 }
 check.case @fails {
-  %a = check.generate.iota offset(0) step(1) : vector<2x4xi32>
-  %b = check.generate.fill value(3) : vector<2x4xi32>
-  check.expect.equal actual(%a) expected(%b) : vector<2x4xi32>
+  %a = check.generate.iota offset(0) step(1) : tensor<2x4xi32>
+  %b = check.generate.fill value(3) : tensor<2x4xi32>
+  check.expect.equal actual(%a) expected(%b) : tensor<2x4xi32>
   check.return
 }
 check.case @skipped {
-  check.skip_if<"device.memory"> reason("fixture too large")
+  check.skip_if<device.memory> reason("fixture too large")
   check.return
 }
-""".replace("ORACLE_TYPE", "(vector<8xf32>) -> (vector<8xf32>)")
+""".replace("ORACLE_TYPE", "(tensor<8xf32>) -> (tensor<8xf32>)")
 
 
 def _module(text: str = CASES, name: str = "cases.loom"):  # noqa: ANN202
@@ -76,9 +76,9 @@ def test_seeded_inputs_are_reproducible() -> None:
     text = """\
 check.case @c {
   %s = check.literal value(9) : i64
-  %a = check.generate.random.uniform seed(%s) range(-5 to 5) : vector<64xi32>
-  %b = check.generate.random.uniform seed(%s) range(-5 to 5) : vector<64xi32>
-  check.expect.bitwise actual(%a) expected(%b) : vector<64xi32>
+  %a = check.generate.random.uniform seed(%s) range(-5 to 5) : tensor<64xi32>
+  %b = check.generate.random.uniform seed(%s) range(-5 to 5) : tensor<64xi32>
+  check.expect.bitwise actual(%a) expected(%b) : tensor<64xi32>
   check.return
 }
 """
@@ -91,9 +91,9 @@ check.case @c {
 def test_close_tolerance_edge(atol: str, ok: bool) -> None:
     text = f"""\
 check.case @c {{
-  %a = check.generate.fill value(1.5) : vector<4xf64>
-  %b = check.generate.fill value(1.0) : vector<4xf64>
-  check.expect.close actual(%a) expected(%b) atol({atol}) rtol(0.0) nan(same) : vector<4xf64>
+  %a = check.generate.fill value(1.5) : tensor<4xf64>
+  %b = check.generate.fill value(1.0) : tensor<4xf64>
+  check.expect.close actual(%a) expected(%b) atol({atol}) rtol(0.0) nan(same) : tensor<4xf64>
   check.return
 }}
 """
@@ -107,10 +107,10 @@ check.case @c {{
 def test_tensor_view_reinterprets_bytes() -> None:
     text = """\
 check.case @c {
-  %p = check.generate.iota offset(0) step(1) : vector<8xi32>
-  %w = check.tensor.view %p offset(8) : vector<8xi32> -> vector<2xi64>
-  %e = check.generate.fill value(0) : vector<2xi64>
-  check.expect.equal actual(%w) expected(%e) : vector<2xi64>
+  %p = check.generate.iota offset(0) step(1) : tensor<8xi32>
+  %w = check.tensor.view %p offset(8) : tensor<8xi32> -> tensor<2xi64>
+  %e = check.generate.fill value(0) : tensor<2xi64>
+  check.expect.equal actual(%w) expected(%e) : tensor<2xi64>
   check.return
 }
 """
@@ -122,8 +122,8 @@ check.case @c {
 def test_nan_same_vs_different() -> None:
     tmpl = """\
 check.case @c {{
-  %a = check.file.read.npy path("nan.npy") : vector<3xf32>
-  check.expect.close actual(%a) expected(%a) atol(0.0) rtol(0.0) nan({p}) : vector<3xf32>
+  %a = check.file.read.npy path("nan.npy") : tensor<3xf32>
+  check.expect.close actual(%a) expected(%a) atol(0.0) rtol(0.0) nan({p}) : tensor<3xf32>
   check.return
 }}
 """
@@ -163,7 +163,7 @@ def test_loom_test_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 KERNEL = Path(__file__).parents[1] / "examples" / "kernels" / "vector_add_i32.loom"
-T = "vector<128xi32>"
+T = "tensor<128xi32>"
 LAUNCH_CASE = f"""
 check.case @add {{
   %n = check.param.choice values([128, 100, 200]) name("n") : index
@@ -171,7 +171,7 @@ check.case @add {{
   %b = check.generate.fill value(5) : {T}
   %c = check.generate.fill value(0) : {T}
   kernel.launch @vector_add_i32[%n](%n, %a, %b, %c) : [index](index, {T}, {T}, {T})
-  %e = check.oracle.call<"reference.add"> callee(@add) inputs(%a, %b) : ({T}, {T}) -> ({T})
+  %e = check.oracle.call<reference.add> callee(@add) inputs(%a, %b) : ({T}, {T}) -> ({T})
   check.expect.equal actual(%c) expected(%e) : {T}
   check.return
 }}

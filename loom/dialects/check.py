@@ -1,19 +1,22 @@
 """check: executable test cases (cases, parameters, generated inputs, oracles, expectations).
 
-Tensor values are written ``vector<...>`` until the text layer parses ``tensor<...>``; the
-runner (:mod:`loom.check`) materialises both as dense row-major NumPy arrays.
+Case values are scalars and value-semantic ``tensor<...>`` values, which the runner
+(:mod:`loom.check`) materialises as dense row-major NumPy arrays. Providers are dotted names
+written bare inside ``<...>`` (``check.requires<target.feature> {feature = "x"}``); their
+parameters are a dictionary attribute ``attrs``.
 """
 
 from loom.dsl import (
-    ANY,
     INTEGER,
     INTEGER_OR_ADDRESS,
     SCALAR,
+    SCALAR_OR_TENSOR,
+    TENSOR,
     Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
     Clause,
+    Dictionary,
     EnumDef,
     Example,
     HasAncestor,
@@ -44,7 +47,8 @@ from loom.dsl import (
 _IN_CASE = HasAncestor("check.case")
 _NAME = AttrDef("param_name", AttrKind.STRING, optional=True, doc="The parameter's report name.")
 _NAME_FMT = OptionalGroup("param_name", Clause("name", Attr("param_name")))
-_PROVIDER = AttrDef("provider", AttrKind.STRING, doc="The provider looked up by name.")
+_PROVIDER = AttrDef("provider", AttrKind.NAME, doc="The provider looked up by name.")
+_ATTRS = AttrDef("attrs", AttrKind.DICT, optional=True, doc="The provider's parameters.")
 _CASE_ARGS = "%m: index"
 
 CASE = op(
@@ -95,25 +99,32 @@ def _in_case(text: str) -> Example:
 REQUIRES = op(
     "check.requires",
     "Skips the case unless the named provider reports the requirement satisfied.",
-    attrs=[_PROVIDER],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE],
-    format=[TemplateParam("provider"), AttrDict()],
+    format=[TemplateParam("provider"), Dictionary("attrs")],
     builder="requires",
-    examples=[_in_case('check.requires<"target.feature">')],
+    examples=[
+        _in_case('check.requires<target.feature> {feature = "amdgpu.gfx11"}'),
+        _in_case("check.requires<target.feature>"),
+    ],
 )
 
 SKIP_IF = op(
     "check.skip_if",
     "Skips the case when the named provider reports the predicate satisfied.",
-    attrs=[_PROVIDER, AttrDef("reason", AttrKind.STRING, optional=True)],
+    attrs=[_PROVIDER, _ATTRS, AttrDef("reason", AttrKind.STRING, optional=True)],
     traits=[_IN_CASE],
     format=[
         TemplateParam("provider"),
-        AttrDict(),
+        Dictionary("attrs"),
         OptionalGroup("reason", Clause("reason", Attr("reason"))),
     ],
     builder="skip_if",
-    examples=[_in_case('check.skip_if<"device.memory"> reason("fixture too large")')],
+    examples=[
+        _in_case(
+            'check.skip_if<device.memory> {max_bytes = 1073741824} reason("fixture too large")'
+        )
+    ],
 )
 
 
@@ -213,7 +224,7 @@ LITERAL = op(
 IOTA = op(
     "check.generate.iota",
     "A tensor whose element k (flat row-major) is offset + (k mod period) * step.",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[
         AttrDef("offset", AttrKind.NUMBER),
         AttrDef("step", AttrKind.NUMBER),
@@ -229,27 +240,27 @@ IOTA = op(
     ],
     builder="iota",
     examples=[
-        _in_case("%v = check.generate.iota offset(0) step(1) : vector<8xi32>"),
-        _in_case("%r = check.generate.iota offset(0) step(1) period(4) : vector<16xi32>"),
+        _in_case("%v = check.generate.iota offset(0) step(1) : tensor<8xi32>"),
+        _in_case("%r = check.generate.iota offset(0) step(1) period(4) : tensor<16xi32>"),
     ],
 )
 
 FILL = op(
     "check.generate.fill",
     "A tensor with every element equal to ``value``.",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("value", AttrKind.NUMBER)],
     traits=[Pure(), _IN_CASE],
     format=[Clause("value", Attr("value")), Kw(":"), TypeOf("result")],
     builder="fill",
-    examples=[_in_case("%v = check.generate.fill value(17) : vector<4x4xi32>")],
+    examples=[_in_case("%v = check.generate.fill value(17) : tensor<4x4xi32>")],
 )
 
 UNIFORM = op(
     "check.generate.random.uniform",
     "A tensor of uniform random elements in [lower, upper] drawn from a seeded generator.",
     operands=[Operand("seed", INTEGER)],
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("lower", AttrKind.NUMBER), AttrDef("upper", AttrKind.NUMBER)],
     traits=[Pure(), _IN_CASE],
     format=[
@@ -262,7 +273,7 @@ UNIFORM = op(
     examples=[
         _in_case(
             "%s = check.literal value(7) : i64\n"
-            "%v = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : vector<16xf32>"
+            "%v = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : tensor<16xf32>"
         )
     ],
 )
@@ -270,18 +281,18 @@ UNIFORM = op(
 READ_NPY = op(
     "check.file.read.npy",
     "A tensor read from a NumPy ``.npy`` file (path relative to the module's directory).",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("path", AttrKind.STRING)],
     traits=[_IN_CASE],
     format=[Clause("path", Attr("path")), Kw(":"), TypeOf("result")],
     builder="file_read_npy",
-    examples=[_in_case('%v = check.file.read.npy path("fixtures/input.npy") : vector<16xf32>')],
+    examples=[_in_case('%v = check.file.read.npy path("fixtures/input.npy") : tensor<16xf32>')],
 )
 
 WRITE_NPY = op(
     "check.file.write.npy",
     "Writes a value to a ``.npy`` file after the expectations (always or only on failure).",
-    operands=[Operand("value", ANY)],
+    operands=[Operand("value", TENSOR)],
     attrs=[
         AttrDef(
             "mode",
@@ -302,8 +313,8 @@ WRITE_NPY = op(
     builder="file_write_npy",
     examples=[
         _in_case(
-            "%v = check.generate.fill value(1.0) : vector<4xf32>\n"
-            'check.file.write.npy value(%v) path("out/v.npy") mode(always) : vector<4xf32>'
+            "%v = check.generate.fill value(1.0) : tensor<4xf32>\n"
+            'check.file.write.npy value(%v) path("out/v.npy") mode(always) : tensor<4xf32>'
         )
     ],
 )
@@ -311,8 +322,8 @@ WRITE_NPY = op(
 TENSOR_VIEW = op(
     "check.tensor.view",
     "A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in.",
-    operands=[Operand("source", ANY)],
-    results=[Result("result", ANY)],
+    operands=[Operand("source", TENSOR)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("byte_offset", AttrKind.INT)],
     traits=[Pure(), _IN_CASE],
     format=[
@@ -326,8 +337,8 @@ TENSOR_VIEW = op(
     builder="view",
     examples=[
         _in_case(
-            "%p = check.generate.fill value(0) : vector<144xi8>\n"
-            "%w = check.tensor.view %p offset(16) : vector<144xi8> -> vector<32xi32>"
+            "%p = check.generate.fill value(0) : tensor<144xi8>\n"
+            "%w = check.tensor.view %p offset(16) : tensor<144xi8> -> tensor<32xi32>"
         )
     ],
 )
@@ -335,13 +346,13 @@ TENSOR_VIEW = op(
 ORACLE_CALL = op(
     "check.oracle.call",
     "Computes expected values with a named oracle provider (``reference.*`` run in NumPy).",
-    operands=[Operand("inputs", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
-    attrs=[_PROVIDER, AttrDef("callee", AttrKind.SYMBOL)],
+    operands=[Operand("inputs", SCALAR_OR_TENSOR, variadic=True)],
+    results=[Result("results", SCALAR_OR_TENSOR, variadic=True)],
+    attrs=[_PROVIDER, _ATTRS, AttrDef("callee", AttrKind.SYMBOL)],
     traits=[_IN_CASE],
     format=[
         TemplateParam("provider"),
-        AttrDict(),
+        Dictionary("attrs"),
         Clause("callee", SymbolRef("callee")),
         Clause("inputs", Refs("inputs")),
         Kw(":"),
@@ -354,10 +365,15 @@ ORACLE_CALL = op(
     builder="call",
     examples=[
         _in_case(
-            "%a = check.generate.fill value(2.0) : vector<4xf32>\n"
-            '%e = check.oracle.call<"reference.copy"> callee(@copy) inputs(%a)'
-            " : (vector<4xf32>) -> (vector<4xf32>)"
-        )
+            "%a = check.generate.fill value(2.0) : tensor<4xf32>\n"
+            "%e = check.oracle.call<reference.copy> callee(@copy) inputs(%a)"
+            " : (tensor<4xf32>) -> (tensor<4xf32>)"
+        ),
+        _in_case(
+            "%a = check.generate.fill value(2) : tensor<2x2xi32>\n"
+            '%c = check.oracle.call<reference.matmul> {accumulator = "i32"} callee(@mm)'
+            " inputs(%a, %a) : (tensor<2x2xi32>, tensor<2x2xi32>) -> (tensor<2x2xi32>)"
+        ),
     ],
 )
 
@@ -366,7 +382,7 @@ def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), exa
     return op(
         name,
         doc,
-        operands=[Operand("actual", ANY), Operand("expected", ANY)],
+        operands=[Operand("actual", SCALAR_OR_TENSOR), Operand("expected", SCALAR_OR_TENSOR)],
         attrs=list(extra_attrs),
         traits=[_IN_CASE, SameType(("actual", "expected"))],
         format=[
@@ -381,18 +397,18 @@ def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), exa
     )
 
 
-_PAIR = "%a = check.generate.iota offset(0) step(1) : vector<4xf32>\n"
+_PAIR = "%a = check.generate.iota offset(0) step(1) : tensor<4xf32>\n"
 EXPECT_EQUAL = _binary(
     "check.expect.equal",
     "Expects equal values (floats by IEEE ==, NaN never equal; other types exactly).",
     "equal",
-    example=_PAIR + "check.expect.equal actual(%a) expected(%a) : vector<4xf32>",
+    example=_PAIR + "check.expect.equal actual(%a) expected(%a) : tensor<4xf32>",
 )
 EXPECT_BITWISE = _binary(
     "check.expect.bitwise",
     "Expects identical storage bytes.",
     "bitwise",
-    example=_PAIR + "check.expect.bitwise actual(%a) expected(%a) : vector<4xf32>",
+    example=_PAIR + "check.expect.bitwise actual(%a) expected(%a) : tensor<4xf32>",
 )
 EXPECT_CLOSE = _binary(
     "check.expect.close",
@@ -409,13 +425,13 @@ EXPECT_CLOSE = _binary(
         Clause("nan", Attr("nan")),
     ],
     example=_PAIR + "check.expect.close actual(%a) expected(%a) atol(0.0001) rtol(0.0001) nan(same)"
-    " : vector<4xf32>",
+    " : tensor<4xf32>",
 )
 
 EXPECT_SHAPE = op(
     "check.expect.shape",
     "Expects a tensor of the given shape (static sizes mixed with index values).",
-    operands=[Operand("value", ANY), Operand("dims", INTEGER_OR_ADDRESS, variadic=True)],
+    operands=[Operand("value", TENSOR), Operand("dims", INTEGER_OR_ADDRESS, variadic=True)],
     attrs=[AttrDef("static_dims", AttrKind.I64_ARRAY)],
     traits=[_IN_CASE],
     format=[
@@ -427,8 +443,8 @@ EXPECT_SHAPE = op(
     builder="shape",
     examples=[
         _in_case(
-            "%a = check.generate.fill value(0.0) : vector<2x4xf32>\n"
-            "check.expect.shape value(%a) shape([2, 4]) : vector<2x4xf32>"
+            "%a = check.generate.fill value(0.0) : tensor<2x4xf32>\n"
+            "check.expect.shape value(%a) shape([2, 4]) : tensor<2x4xf32>"
         )
     ],
 )
@@ -436,43 +452,60 @@ EXPECT_SHAPE = op(
 EXPECT = op(
     "check.expect",
     "Expects a named custom validator provider to accept actual against expected.",
-    operands=[Operand("actual", ANY), Operand("expected", ANY)],
-    attrs=[_PROVIDER],
+    operands=[Operand("actual", SCALAR_OR_TENSOR), Operand("expected", SCALAR_OR_TENSOR)],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE, SameType(("actual", "expected"))],
     format=[
         TemplateParam("provider"),
         Clause("actual", Ref("actual")),
         Clause("expected", Ref("expected")),
-        AttrDict(),
+        Dictionary("attrs"),
         Kw(":"),
         TypeOf("actual"),
     ],
     builder="expect",
     examples=[
-        _in_case(_PAIR + 'check.expect<"topk.equal"> actual(%a) expected(%a) : vector<4xf32>')
+        _in_case(_PAIR + "check.expect<topk.equal> actual(%a) expected(%a) {k = 5} : tensor<4xf32>")
     ],
 )
 
 EXPECT_EVENT = op(
     "check.expect.event",
     "Expects a number of captured device events (sanitizer reports) matching given keys.",
-    attrs=[_PROVIDER],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE],
-    format=[TemplateParam("provider"), AttrDict()],
+    format=[TemplateParam("provider"), Dictionary("attrs")],
     builder="event",
-    examples=[_in_case('check.expect.event<"device">')],
+    examples=[
+        _in_case(
+            'check.expect.event<device> {asan = {access = "write"}, count = 1,'
+            ' type = "asan_report"}'
+        )
+    ],
 )
 
 BENCHMARK = op(
     "check.benchmark",
     "A benchmark record over a case, fixing some of its parameters.",
-    attrs=[AttrDef("case_ref", AttrKind.SYMBOL), AttrDef("benchmark", AttrKind.SYMBOL)],
+    attrs=[
+        AttrDef("case_ref", AttrKind.SYMBOL),
+        AttrDef("benchmark", AttrKind.SYMBOL, optional=True),
+        AttrDef("attrs", AttrKind.DICT, optional=True, doc="Parameter values it fixes."),
+    ],
     traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", ("record",))],
-    format=[TemplateParam("case_ref"), SymbolRef("benchmark"), AttrDict()],
+    format=[
+        TemplateParam("case_ref"),
+        OptionalGroup("benchmark", SymbolRef("benchmark")),
+        Dictionary("attrs"),
+    ],
     builder="benchmark",
     examples=[
         Example(
-            "check.case @sweep {\n  check.return\n}\ncheck.benchmark<@sweep> @sweep_latency",
+            "check.case @sweep {\n"
+            '  %m = check.param.choice values([8, 16]) name("m") : index\n'
+            "  check.return\n}\n"
+            "check.benchmark<@sweep> @sweep_latency {m = 16}\n"
+            "check.benchmark<@sweep>",
             top_level=True,
         )
     ],

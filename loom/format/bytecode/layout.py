@@ -66,6 +66,9 @@ TYPE_VIEW = 2
 TYPE_VECTOR = 3
 TYPE_FUNCTION = 4
 TYPE_OPAQUE = 5
+TYPE_TENSOR = 6
+SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
+"""Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
 
 # Shaped-type dims and layouts.
 DIM_STATIC = 0
@@ -137,7 +140,9 @@ ATTR_TYPE_ARRAY = 9
 ATTR_PREDICATES = 10
 ATTR_TUPLE = 11
 ATTR_TYPE = 12
-ATTR_TAG_COUNT = 13
+ATTR_DICT = 13
+"""A dictionary: entry count, then (key string id, tagged value) per entry, keys sorted."""
+ATTR_TAG_COUNT = 14
 
 PRED_VALUE = 0
 PRED_INT = 1

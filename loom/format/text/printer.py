@@ -9,6 +9,7 @@ continue after the closing ``}``.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ from loom.format.text.print_plan import GLUE, Fallback, PrintPlan
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
+    DictAttr,
     FileLocation,
     FusedLocation,
     Module,
@@ -481,6 +483,10 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return "^" + value
     if kind == AttrKind.UNIT:
         return "true"
+    if kind == AttrKind.NAME:
+        return value if _DOTTED_NAME.fullmatch(value) else quote_string(value)
+    if isinstance(value, DictAttr):
+        return dict_text(value)
     if isinstance(value, str):
         return quote_string(value)
     if isinstance(value, (bool, int, float)):
@@ -494,6 +500,19 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     if isinstance(value, Type):
         return type_text(value)
     raise LoomPrintError(f"cannot print attribute value {value!r}")
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)*")
+_DICT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def dict_text(value: DictAttr) -> str:
+    """``{key = value, ...}`` with sorted keys (keys that are not identifiers quoted)."""
+    entries = []
+    for key, v in value.items():
+        k = key if _DICT_KEY.fullmatch(key) and key not in ("true", "false") else quote_string(key)
+        entries.append(f"{k} = {attr_value_text(None, v)}")
+    return "{" + ", ".join(entries) + "}"
 
 
 def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:

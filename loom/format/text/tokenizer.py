@@ -5,7 +5,7 @@ No Loom token spans a line, so the parser asks for the tokens of one line at a t
 recomputed with :func:`token_spans` when a diagnostic needs a column. Tokens are plain strings
 whose first character tells their class (``%`` value, ``@`` symbol, ``"`` string, ``^`` label,
 ``#`` hash attribute, digit or ``-`` number, ``/`` comment, letter identifier, else punctuation).
-Shaped types (``view<...>``, ``vector<...>``) are single tokens so that ``4x8xf32`` never reads
+Shaped types (``view<...>``, ``vector<...>``, ``tensor<...>``) are single tokens so that ``4x8xf32`` never reads
 as hex or as identifiers.
 """
 
@@ -21,7 +21,7 @@ _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 # first because the regex tries them in order at each position.
 _PATTERNS = (
     r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)",  # SSA value
-    r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
+    r"(?:view|vector|tensor)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
     rf"{_IDENT}(?:\.{_IDENT})*",  # identifier or op name
     r"[(){}\[\]<>=:,|*?]",  # punctuation
     r"//[^\n]*",  # line comment (kept as trivia)
