@@ -53,6 +53,29 @@ class SampleResult:
 
 
 @dataclass
+class PlanningIssue:
+    """Why a case could not be planned (upstream's planning issue kinds)."""
+
+    kind: str
+    message: str
+    case: str | None = None
+    op: str | None = None
+    source_location: dict[str, Any] | None = None
+    fix_hint: str | None = None
+
+    def render(self) -> str:
+        """One or two lines: where, kind and message, then the hint."""
+        loc = self.source_location
+        where = f"{loc['filename']}:{loc['start_line']}:{loc['start_column']}: " if loc else ""
+        out = f"{where}@{self.case}: {self.kind}: {self.message}"
+        return out + (f" ({self.fix_hint})" if self.fix_hint else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """The planning issue object of a ``loom.test.v0`` report (empty fields omitted)."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
 class CaseResult:
     """A case: its samples, or why it was skipped."""
 
@@ -60,6 +83,10 @@ class CaseResult:
     sample_count: int = 0
     skipped: str | None = None
     samples: list[SampleResult] = field(default_factory=list)
+    skip_code: str | None = None
+    skip_op: str | None = None
+    skip_provider: str | None = None
+    cartesian_sample_count: int = 0
 
 
 @dataclass
@@ -67,6 +94,7 @@ class Report:
     """Everything a run found, case by case."""
 
     cases: list[CaseResult] = field(default_factory=list)
+    planning_issues: list[PlanningIssue] = field(default_factory=list)
 
     @property
     def samples(self) -> list[SampleResult]:
@@ -90,14 +118,15 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """True when no sample failed."""
-        return not self.failed
+        """True when no sample failed and every case could be planned."""
+        return not self.failed and not self.planning_issues
 
     def summary(self) -> str:
         """One line: counts of cases, samples, passed, failed and skipped."""
         return (
             f"{len(self.cases)} cases, {len(self.samples)} samples: {len(self.passed)} passed, "
             f"{len(self.failed)} failed, {len(self.skipped)} skipped"
+            + (f", {len(self.planning_issues)} planning issues" if self.planning_issues else "")
         )
 
     def render(self) -> str:
@@ -109,6 +138,7 @@ class Report:
             out.extend(f.render() for f in s.failures)
         for c in self.skipped:
             out.append(f"SKIP @{c.name}: {c.skipped}")
+        out.extend(f"PLAN {p.render()}" for p in self.planning_issues)
         return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
@@ -144,11 +174,17 @@ class Report:
             "sample_count": len(samples),
             "failed_sample_count": len(self.failed),
             "skipped_case_count": len(self.skipped),
-            "planning_issue_count": 0,
+            "planning_issue_count": len(self.planning_issues),
             "samples": samples,
             "skipped_cases": [
-                {"case": c.name, "code": "requirement_not_satisfied", "display_message": c.skipped}
+                {
+                    "case": c.name,
+                    "provider": c.skip_provider,
+                    "op": c.skip_op,
+                    "code": c.skip_code or "requirement_not_satisfied",
+                    "display_message": c.skipped,
+                }
                 for c in self.skipped
             ],
-            "planning_issues": [],
+            "planning_issues": [p.to_json() for p in self.planning_issues],
         }
