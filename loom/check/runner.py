@@ -365,7 +365,7 @@ class _Host:
     """Runs ``func.def`` reference implementations on the reference interpreter, op by op:
     kernel launches and calls are run here, every other op by its interpreter semantics."""
 
-    def __init__(self, case: _Case) -> None:
+    def __init__(self, case: CaseRunner) -> None:
         self.case = case
         self.programs: dict[int, Any] = {}
 
@@ -419,7 +419,10 @@ class _Host:
         return ()
 
 
-class _Case:
+class CaseRunner:
+    """One case prepared to run: planned parameter domains, requirements, and per-sample
+    execution (:meth:`run_sample`), shared by the serial and the Dask runners."""
+
     def __init__(
         self,
         module: Any,
@@ -756,7 +759,7 @@ def plan(
     base_dir: str | Path | None = None,
     libraries: Iterable[Any] = (),
     write_files: bool = True,
-) -> tuple[Report, list[tuple[_Case, CaseResult, list[int]]]]:
+) -> tuple[Report, list[tuple[CaseRunner, CaseResult, list[int]]]]:
     """The report skeleton (skips, planning issues, sample counts) and the work: for each
     runnable case, its prepared runner, its result record and the sample ordinals to run."""
     if max_samples_per_case <= 0:
@@ -766,7 +769,7 @@ def plan(
     report = Report()
     work = []
     for op in cases_of(module, case):
-        c = _Case(module, op, base, sanitize, linker, write_files)
+        c = CaseRunner(module, op, base, sanitize, linker, write_files)
         result = CaseResult(c.name)
         report.cases.append(result)
         if c.issues:
@@ -829,6 +832,6 @@ def plan_counts(
     """(case name, sample count) for each case, without running any."""
     out = []
     for op in cases_of(module, case):
-        c = _Case(module, op, None)
+        c = CaseRunner(module, op, None)
         out.append((c.name, min(c.cartesian_count, max_samples_per_case)))
     return out
