@@ -19,6 +19,8 @@ class Failure:
     want: Any = None
     atol: float | None = None
     rtol: float | None = None
+    mismatches: list[tuple[tuple[int, ...], Any, Any]] = field(default_factory=list)
+    """The first few differing elements as (index, got, want)."""
 
     def render(self) -> str:
         """Multi-line text: the headline, the source line with its caret, the values."""
@@ -32,6 +34,9 @@ class Failure:
             lines.append(f"  want: {self.want!r}")
         if self.atol is not None:
             lines.append(f"  tolerance: atol={self.atol} rtol={self.rtol}")
+        if len(self.mismatches) > 1:
+            lines.append("  differing elements (index: got != want):")
+            lines.extend(f"    {list(i)}: {g!r} != {w!r}" for i, g, w in self.mismatches)
         return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ from loom.dialects import check as C
 from loom.dialects import kernel as K
 from loom.dsl import Call
 from loom.errors import LoomError, LoomRuntimeError
-from loom.ir import DictAttr, ShapedType, StaticDim
+from loom.ir import DYNAMIC_INDEX, DictAttr, ShapedType, StaticDim
 from loom.opview import operand_groups
 from loom.registry import as_registry
 
@@ -267,6 +267,8 @@ def _domain(op: Any) -> list[Any]:
     return [lo + k * step for k in range(max(n, 0))]
 
 
+MAX_MISMATCHES = 4
+"""Differing elements a failure lists."""
 _PARAMS = (C.PARAM_RANGE.name, C.PARAM_CHOICE.name, C.PARAM_SEED.name)
 _EXPECTS = (
     C.EXPECT_EQUAL.name, C.EXPECT_BITWISE.name, C.EXPECT_CLOSE.name, C.EXPECT_SHAPE.name,
@@ -328,8 +330,10 @@ def _compare(op: Any, got: Any, want: Any) -> tuple[str, Any] | None:
         detail = "values differ"
     if not bad.any():
         return None
-    first = tuple(int(i) for i in np.argwhere(np.atleast_1d(bad))[0]) if got.ndim else ()
-    return (f"{int(np.count_nonzero(bad))} of {bad.size} elements: {detail}", first)
+    if not got.ndim:
+        return (f"1 of 1 elements: {detail}", ())
+    where = [tuple(int(i) for i in ix) for ix in np.argwhere(bad)[:MAX_MISMATCHES]]
+    return (f"{int(np.count_nonzero(bad))} of {bad.size} elements: {detail}", where)
 
 
 def _is_declaration(op: Any) -> bool:
@@ -695,10 +699,8 @@ class CaseRunner:
         if o.name == C.EXPECT_SHAPE.name:
             got = np.shape(env[id(o.operands[0])])
             dyn = iter(o.operands[1:])
-            want = tuple(
-                int(env[id(next(dyn))]) if s == -(2**63) else int(s)
-                for s in o.attributes["static_dims"]
-            )
+            static = o.attributes.get("static_dims") or (DYNAMIC_INDEX,) * (len(o.operands) - 1)
+            want = tuple(int(env[id(next(dyn))]) if s == DYNAMIC_INDEX else int(s) for s in static)
             if got == want:
                 return None
             return Failure("shape", f"shape {got} != {want}", index, where, got=got, want=want)
@@ -724,17 +726,23 @@ class CaseRunner:
         found = _compare(o, got, want)
         if found is None:
             return None
-        detail, first = found
+        detail, where_bad = found
         g, w = np.asarray(got), np.asarray(want)
-        if first is not None and g.shape == w.shape:
-            g, w = g[first] if g.ndim else g, w[first] if w.ndim else w
+        first = None
+        mismatches = []
+        if isinstance(where_bad, list):
+            first = where_bad[0]
+            mismatches = [(ix, g[ix].item(), w[ix].item()) for ix in where_bad]
+            g, w = g[first], w[first]
+        elif where_bad == ():
+            first = ()
         close = o.name == C.EXPECT_CLOSE.name
         return Failure(
             kind, detail, index, where, first_index=first,
             got=g.item() if np.ndim(g) == 0 else g.tolist(),
             want=w.item() if np.ndim(w) == 0 else w.tolist(),
             atol=o.attributes["atol"] if close else None,
-            rtol=o.attributes["rtol"] if close else None,
+            rtol=o.attributes["rtol"] if close else None, mismatches=mismatches,
         )  # fmt: skip
 
 

@@ -432,7 +432,7 @@ EXPECT_SHAPE = op(
     "check.expect.shape",
     "Expects a tensor of the given shape (static sizes mixed with index values).",
     operands=[Operand("value", TENSOR), Operand("dims", INTEGER_OR_ADDRESS, variadic=True)],
-    attrs=[AttrDef("static_dims", AttrKind.I64_ARRAY)],
+    attrs=[AttrDef("static_dims", AttrKind.I64_ARRAY, optional=True, doc="Absent: all dynamic.")],
     traits=[_IN_CASE],
     format=[
         Clause("value", Ref("value")),
