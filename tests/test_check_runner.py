@@ -179,12 +179,288 @@ check.case @add {{
 
 
 def test_kernel_launch_inside_a_case_writes_the_case_tensors() -> None:
-    # The verifier still rejects tensors passed for buffer arguments (no tensor<...> type
-    # yet), so the runner is driven directly on the parsed module.
-    report = lc.run(_module(KERNEL.read_text() + LAUNCH_CASE), case="add")
+    from loom.verify import verify_module
+
+    module = _module(KERNEL.read_text() + LAUNCH_CASE)
+    assert not verify_module(module).has_errors  # tensors bind to buffer parameters
+    report = lc.run(module, case="add")
     full, short, oob = report.samples
     assert full.passed
     [f] = short.failures
     assert f.first_index == (100,) and (f.got, f.want) == (0, 105)
     assert not oob.failures and oob.issues  # the sanitizer's out-of-bounds finding
     assert "vector_add_i32" in oob.issues[0]
+
+
+LIB_KERNEL = """\
+target.generic<reference> @reference
+
+kernel.def target(@reference) export("fill") @fill(%n: index) {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%n, %one, %one) : index
+} launch(%n: index, %out: buffer) {
+  %base = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %v = index.cast %i : index to i32
+  %ov = buffer.view %out[%base] : buffer -> view<[%n]xi32>
+  view.store %v, %ov[%i] : i32, view<[%n]xi32>
+  kernel.return
+}
+"""
+DECLARING = """\
+kernel.decl @fill(%n: index) launch(%n: index, %out: buffer)
+
+check.case @c {
+  %n = check.literal value(8) : index
+  %out = check.generate.fill value(-1) : tensor<8xi32>
+  kernel.launch @fill[%n](%n, %out) : [index](index, tensor<8xi32>)
+  %want = check.generate.iota offset(0) step(1) : tensor<8xi32>
+  check.expect.equal actual(%out) expected(%want) : tensor<8xi32>
+  check.return
+}
+"""
+
+
+def test_declared_kernel_runs_from_a_linked_library(tmp_path: Path) -> None:
+    from loom.format.bytecode import write_module
+
+    lib = _module(LIB_KERNEL, "lib.loom")
+    report = lc.run(_module(DECLARING), libraries=[lib])
+    assert report.ok and len(report.samples) == 1
+    unlinked = lc.run(_module(DECLARING))
+    [issue] = unlinked.failed[0].issues
+    assert "@fill is only declared ('kernel.decl')" in issue and "--library" in issue
+    # loom-test --library accepts text and bytecode libraries
+    (tmp_path / "cases.loom").write_text(DECLARING)
+    (tmp_path / "lib.loombc").write_bytes(write_module(lib))
+    (tmp_path / "lib.loom").write_text(LIB_KERNEL)
+    for name in ("lib.loombc", "lib.loom"):
+        assert main([str(tmp_path / "cases.loom"), f"--library={tmp_path / name}"]) == 0
+    assert main([str(tmp_path / "cases.loom")]) == 1
+
+
+FUNC_CASES = """\
+func.def @square(%x: i32) -> (i32) {
+  %y = scalar.muli %x, %x : i32
+  func.return %y : i32
+}
+
+func.def @wrong_square(%x: i32) -> (i32) {
+  %y = scalar.addi %x, %x : i32
+  func.return %y : i32
+}
+
+check.case @c {
+  %x = check.param.choice values([2, 3]) name("x") : i32
+  %y = func.call @square(%x) : (i32) -> (i32)
+  %w = func.call @wrong_square(%x) : (i32) -> (i32)
+  %e = check.oracle.call<reference.scalar> callee(@square) inputs(%x) : (i32) -> (i32)
+  check.expect.equal actual(%y) expected(%e) : i32
+  check.expect.equal actual(%w) expected(%e) : i32
+  check.return
+}
+"""
+
+
+def test_func_call_reference_implementations() -> None:
+    two, three = lc.run(_module(FUNC_CASES)).samples
+    # 2 + 2 == 2 * 2, but 3 + 3 != 3 * 3: only the second expectation of sample 1 fails
+    assert two.passed and two.expectation_count == 2
+    [f] = three.failures
+    assert (f.index, f.got, f.want) == (1, 6, 9)
+
+
+RACE = (Path(__file__).parent / "check" / "sanitizer.loom").read_text()
+
+
+def test_sanitizer_categories_select_findings() -> None:
+    m = _module(RACE, "sanitizer.loom")
+    assert not lc.run(m, case="race_fails").ok
+    assert lc.run(m, case="race_fails", sanitize="access").ok  # races are not 'access'
+    assert not lc.run(m, case="race_fails", sanitize="tsan|asan").ok
+    assert lc.run(m, case="race_fails", sanitize="none").ok
+    # the captured race passes only while the race category is on
+    assert lc.run(m, case="race_captured").ok
+    assert not lc.run(m, case="race_captured", sanitize="access").ok
+    with pytest.raises(CheckError, match="unknown sanitizer category 'memory'"):
+        lc.run(m, sanitize="memory")
+
+
+def test_planning_issues_and_skip_codes_in_the_json_report(tmp_path: Path) -> None:
+    text = """\
+check.case @dup {
+  %a = check.param.choice values([1]) name("a") : index
+  %b = check.param.choice values([2]) name("a") : index
+  check.return
+}
+check.case @unsupported {
+  %x = index.constant 1 : index
+  check.return
+}
+check.case @skipped {
+  check.requires<target.feature> {feature = "amdgpu.gfx1151"}
+  check.return
+}
+"""
+    f = tmp_path / "plan.loom"
+    f.write_text(text)
+    out = tmp_path / "r.json"
+    assert main([str(f), f"--json={out}"]) == 1
+    report = json.loads(out.read_text())
+    kinds = [(p["kind"], p["case"]) for p in report["planning_issues"]]
+    assert kinds == [
+        ("duplicate_parameter_name", "dup"),
+        ("unsupported_case_body_op", "unsupported"),
+    ]
+    assert report["planning_issues"][1]["fix_hint"] == "use check.literal"
+    assert report["planning_issues"][1]["source_location"]["start_line"] == 7
+    [skip] = report["skipped_cases"]
+    assert (skip["code"], skip["op"], skip["provider"]) == (
+        "requirement_not_satisfied",
+        "requires",
+        "target.feature",
+    )
+
+
+def test_progress_line_only_on_a_terminal() -> None:
+    import io
+
+    from loom.cli.test import ProgressLine
+
+    quiet = io.StringIO()
+    p = ProgressLine(quiet)
+    p(5, 10)
+    p.close()
+    assert quiet.getvalue() == ""
+    forced = io.StringIO()
+    p = ProgressLine(forced, force=True)
+    p(5, 10)
+    p(10, 10)
+    p.close()
+    text = forced.getvalue()
+    assert "5/10 samples" in text and "10/10 samples" in text and text.endswith("\n")
+
+
+def test_pytest_plugin_items_per_sample_with_readable_failures(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "cases.loom").write_text(CASES)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(tmp_path), "-q", "-p", "no:cacheprovider", "-rs"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    out = proc.stdout
+    assert proc.returncode == 1, out
+    assert "1 failed, 12 passed, 1 skipped" in out
+    assert "cases.loom::fails[0]" in out
+    assert "check.expect.equal actual(%a)" in out and "^~~~" in out
+    assert "got:  0" in out and "want: 3" in out
+    assert "fixture too large" in out
+
+
+def test_tensor_type_text_bytecode_and_verifier() -> None:
+    from loom.format.bytecode import read_module, write_module
+    from loom.format.text.printer import print_module
+    from loom.ir import F32, TypeKind, tensor_type
+    from loom.verify import verify_module
+
+    text = """\
+check.case @c {
+  %m = check.param.choice values([2, 3]) name("m") : index
+  %a = check.generate.fill value(0.0) : tensor<[%m]x4xf32>
+  %s = check.generate.fill value(1) : tensor<i32>
+  check.expect.shape value(%a) shape([%m, 4]) : tensor<[%m]x4xf32>
+  check.return
+}
+"""
+    m = _module(text)
+    assert print_module(m) == text
+    assert print_module(read_module(write_module(m))) == text
+    a = m.ops[0].regions[0].blocks[0].ops[1].results[0]
+    assert a.type.kind is TypeKind.TENSOR and str(a.type) == "tensor<[%m]x4xf32>"
+    assert str(tensor_type(F32, 2, 8)) == "tensor<2x8xf32>"
+    assert [s.params for s in lc.run(m).samples] == [{"m": 2}, {"m": 3}]
+    # generators make tensors: a vector result is a type error
+    bad = _module(text.replace("tensor<i32>", "vector<4xi32>"))
+    [d] = [d for d in verify_module(bad) if d.is_error]
+    assert d.code.startswith("TYPE/") and "a tensor type" in d.message
+    with pytest.raises(ValueError, match="a tensor type has no layout"):
+        from loom.ir import ShapedType
+
+        ShapedType(TypeKind.TENSOR, F32, (4,), "#dense")
+
+
+def test_dictionary_attributes_round_trip() -> None:
+    from loom.format.bytecode import read_module, write_module
+    from loom.format.text.printer import print_module
+    from loom.ir import DictAttr
+
+    text = """\
+check.case @c {
+  check.expect.event<device> {count = 2, "odd key" = "x", tsan = {check = "data_race", deep = {n = [1, 2]}}, type = "tsan_report", z = -1.5}
+  check.return
+}
+"""
+    m = _module(text)
+    assert print_module(m) == text
+    assert print_module(read_module(write_module(m))) == text
+    ev = m.ops[0].regions[0].blocks[0].ops[0]
+    attrs = ev.attributes["attrs"]
+    assert isinstance(attrs, DictAttr) and attrs["tsan"]["deep"]["n"] == (1, 2)
+    assert list(attrs) == ["count", "odd key", "tsan", "type", "z"]
+    # keys print sorted however they were written; {} is accepted and elided
+    shuffled = text.replace('count = 2, "odd key" = "x", ', "").replace(
+        'type = "tsan_report", z = -1.5',
+        'z = -1.5, type = "tsan_report", "odd key" = "x", count = 2',
+    )
+    assert print_module(_module(shuffled)) == text
+    empty = "check.case @e {\n  check.return\n}\ncheck.benchmark<@e> @b {}\n"
+    assert print_module(_module(empty)) == empty.replace(" {}", "")
+
+
+def test_dictionary_parse_errors() -> None:
+    from loom.errors import LoomParseError
+
+    for body, code in (
+        ("{k = 1, k = 2}", "PARSE/020"),
+        ("{k 1}", "PARSE/003"),
+        ("{k = }", "PARSE/003"),
+        ("{k = 1", "PARSE/003"),
+    ):
+        text = f"check.case @c {{\n  check.expect.event<device> {body}\n  check.return\n}}\n"
+        with pytest.raises(LoomParseError) as e:
+            _module(text)
+        assert e.value.diagnostics[0].code == code, (body, e.value)
+
+
+def test_dask_local_cluster_gives_the_serial_report() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    from loom.check.distributed import run_on_dask
+
+    path = Path(__file__).parent / "check" / "kinds.loom"
+    module = _module(path.read_text(), str(path))
+    serial = lc.run(module, base_dir=path.parent, write_files=False)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        seen = []
+        fanned = run_on_dask(
+            module,
+            client,
+            base_dir=path.parent,
+            write_files=False,
+            chunk_size=7,
+            progress=lambda done, total: seen.append((done, total)),
+        )
+    assert fanned.to_json() == serial.to_json()
+    assert fanned.render() == serial.render()
+    assert len(serial.samples) == 119 and len(serial.failed) == 3
+    chunks = sum(-(-len(c.samples) // 7) for c in serial.cases)
+    assert seen[-1] == (119, 119) and len(seen) == chunks  # one update per chunk of 7
