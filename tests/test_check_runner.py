@@ -399,12 +399,13 @@ def test_dictionary_attributes_round_trip() -> None:
     from loom.format.text.printer import print_module
     from loom.ir import DictAttr
 
-    text = """\
-check.case @c {
-  check.expect.event<device> {count = 2, "odd key" = "x", tsan = {check = "data_race", deep = {n = [1, 2]}}, type = "tsan_report", z = -1.5}
-  check.return
-}
-"""
+    text = (
+        "check.case @c {\n"
+        '  check.expect.event<device> {count = 2, "odd key" = "x", tsan = {check = "data_race",'
+        ' deep = {n = [1, 2]}}, type = "tsan_report", z = -1.5}\n'
+        "  check.return\n"
+        "}\n"
+    )
     m = _module(text)
     assert print_module(m) == text
     assert print_module(read_module(write_module(m))) == text
