@@ -484,6 +484,19 @@ EXPECT_EVENT = op(
     ],
 )
 
+_CASE_REF_KINDS = ("record", "func", "kernel")
+
+
+def _verify_benchmark(op, ctx) -> list[Violation]:  # noqa: ANN001
+    name = op.attributes.get("case_ref")
+    target = ctx.symbol(name)
+    if target is None or target.name == CASE.name:
+        return []
+    return [
+        Violation("SYMBOL/003", f"'@{name}' is a '{target.name}'; expected check case", "case_ref")
+    ]
+
+
 BENCHMARK = op(
     "check.benchmark",
     "A benchmark record over a case, fixing some of its parameters.",
@@ -492,7 +505,9 @@ BENCHMARK = op(
         AttrDef("benchmark", AttrKind.SYMBOL, optional=True),
         AttrDef("attrs", AttrKind.DICT, optional=True, doc="Parameter values it fixes."),
     ],
-    traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", ("record",))],
+    # any function-like or record symbol resolves; _verify_benchmark wants a check.case
+    traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", _CASE_REF_KINDS)],
+    verifier=_verify_benchmark,
     format=[
         TemplateParam("case_ref"),
         OptionalGroup("benchmark", SymbolRef("benchmark")),
