@@ -66,7 +66,7 @@ TYPE_VIEW = 2
 TYPE_VECTOR = 3
 TYPE_FUNCTION = 4
 TYPE_OPAQUE = 5
-TYPE_TENSOR = 7  # 6 is reserved for func.ref (h/func)
+TYPE_TENSOR = 7  # 6 is the func.ref type
 SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
 """Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
 
