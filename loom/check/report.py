@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 
 @dataclass
 class Failure:
@@ -21,6 +23,17 @@ class Failure:
     rtol: float | None = None
     mismatches: list[tuple[tuple[int, ...], Any, Any]] = field(default_factory=list)
     """The first few differing elements as (index, got, want)."""
+    dtype: str | None = None
+    """The compared element type (NumPy name): values print at its precision."""
+
+    def _v(self, value: Any) -> str:
+        if self.dtype is not None and isinstance(value, float):
+            return (
+                repr(float(value))
+                if self.dtype == "float64"
+                else str(np.dtype(self.dtype).type(value))
+            )
+        return repr(value)
 
     def render(self) -> str:
         """Multi-line text: the headline, the source line with its caret, the values."""
@@ -30,13 +43,15 @@ class Failure:
         if self.first_index is not None:
             lines.append(f"  first differing index: {list(self.first_index)}")
         if self.got is not None or self.want is not None:
-            lines.append(f"  got:  {self.got!r}")
-            lines.append(f"  want: {self.want!r}")
+            lines.append(f"  got:  {self._v(self.got)}")
+            lines.append(f"  want: {self._v(self.want)}")
         if self.atol is not None:
             lines.append(f"  tolerance: atol={self.atol} rtol={self.rtol}")
         if len(self.mismatches) > 1:
             lines.append("  differing elements (index: got != want):")
-            lines.extend(f"    {list(i)}: {g!r} != {w!r}" for i, g, w in self.mismatches)
+            lines.extend(
+                f"    {list(i)}: {self._v(g)} != {self._v(w)}" for i, g, w in self.mismatches
+            )
         return "\n".join(lines)
 
 

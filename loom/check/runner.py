@@ -743,6 +743,7 @@ class CaseRunner:
             want=w.item() if np.ndim(w) == 0 else w.tolist(),
             atol=o.attributes["atol"] if close else None,
             rtol=o.attributes["rtol"] if close else None, mismatches=mismatches,
+            dtype=str(np.asarray(got).dtype),
         )  # fmt: skip
 
 
