@@ -465,3 +465,18 @@ def test_dask_local_cluster_gives_the_serial_report() -> None:
     assert len(serial.samples) == 119 and len(serial.failed) == 3
     chunks = sum(-(-len(c.samples) // 7) for c in serial.cases)
     assert seen[-1] == (119, 119) and len(seen) == chunks  # one update per chunk of 7
+
+
+def test_report_verdict_table_bundle() -> None:
+    from loom_jupyter.display import check_report_bundle, check_report_rows
+
+    report = lc.run(_module())
+    rows = check_report_rows(report)
+    verdicts = [r[3] for r in rows]
+    assert verdicts.count("passed") == 12 and verdicts.count("failed") == 1
+    assert ("@skipped", "-", "", "skipped", "fixture too large") in rows
+    bundle = check_report_bundle(report)
+    html = bundle["text/html"]
+    assert "3 cases, 13 samples: 12 passed, 1 failed, 1 skipped" in bundle["text/plain"]
+    assert html.count("<tr>") == len(rows) + 1
+    assert "loom-error" in html and "^~~~" in html and "m=1, seed=5" in html
