@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from loom.errors import LoomBuilderError
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
+    DictAttr,
     Module,
     Operation,
     Region,
@@ -631,7 +632,20 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
             return raw
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
+    if a.kind == AttrKind.DICT and isinstance(raw, Mapping) and not isinstance(raw, DictAttr):
+        try:
+            return DictAttr(_listless(raw))
+        except (TypeError, ValueError):
+            return raw
     return raw
+
+
+def _listless(raw: Mapping) -> dict[str, Any]:
+    """A plain dict for a dictionary attribute: nested dicts kept, lists as tuples."""
+    return {
+        k: tuple(v) if isinstance(v, list) else _listless(v) if isinstance(v, Mapping) else v
+        for k, v in raw.items()
+    }
 
 
 def module_builder(

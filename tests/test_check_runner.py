@@ -480,3 +480,23 @@ def test_report_verdict_table_bundle() -> None:
     assert "3 cases, 13 samples: 12 passed, 1 failed, 1 skipped" in bundle["text/plain"]
     assert html.count("<tr>") == len(rows) + 1
     assert "loom-error" in html and "^~~~" in html and "m=1, seed=5" in html
+
+
+def test_builder_takes_plain_dicts_for_dictionary_attributes() -> None:
+    from loom.builder import module_builder
+    from loom.format.text.printer import print_module
+    from loom.ir import DictAttr
+
+    module, b = module_builder()
+    body = b.region()
+    with b.insertion_block(body.blocks[0]):
+        b.check.requires(provider="target.feature", attrs={"feature": "loom.reference"})
+        b.check.event(provider="device", attrs={"count": 0, "tsan": {"check": "data_race"}})
+        b.check.return_()
+    b.check.case(case_symbol="c", body=body)
+    text = print_module(module)
+    assert 'check.requires<target.feature> {feature = "loom.reference"}' in text
+    assert 'check.expect.event<device> {count = 0, tsan = {check = "data_race"}}' in text
+    ev = module.ops[0].regions[0].blocks[0].ops[1]
+    assert isinstance(ev.attributes["attrs"]["tsan"], DictAttr)
+    assert lc.run(module).ok
