@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
+from loom.dialects.check import CASE
 from loom.errors import LoomError
 
 _EXPECT_FAIL = re.compile(r"^\s*//\s*EXPECT-FAIL:\s*@([A-Za-z0-9_$.]+)((?:\s+\"[^\"]*\")*)\s*$")
-_MARKER = "check.case"
+_MARKER = CASE.name
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

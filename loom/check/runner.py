@@ -208,8 +208,8 @@ def _device_memory(attrs: Mapping[str, Any]) -> bool | None:
 
 
 REQUIREMENTS: dict[str, Callable[[Mapping[str, Any]], bool | None]] = {
-    "target.feature": lambda attrs: attrs.get("feature") in REFERENCE_FEATURES,
-    "device.memory": _device_memory,
+    C.TARGET_FEATURE: lambda attrs: attrs.get("feature") in REFERENCE_FEATURES,
+    C.DEVICE_MEMORY: _device_memory,
 }
 """Requirement providers of ``check.requires`` / ``check.skip_if``: attrs -> satisfied
 (True/False) or None when the provider cannot tell (the case is then skipped)."""

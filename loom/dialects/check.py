@@ -550,3 +550,8 @@ OPS = (
     BENCHMARK,
     TENSOR_VIEW,
 )
+
+# Requirement provider names upstream's runner registers (check.requires<NAME> / skip_if<NAME>);
+# the reference runner (loom.check) implements them.
+TARGET_FEATURE = "target.feature"
+DEVICE_MEMORY = "device.memory"
