@@ -6,6 +6,8 @@ written bare inside ``<...>`` (``check.requires<target.feature> {feature = "x"}`
 parameters are a dictionary attribute ``attrs``.
 """
 
+import math
+
 from loom.dsl import (
     INTEGER,
     INTEGER_OR_ADDRESS,
@@ -43,6 +45,7 @@ from loom.dsl import (
     Violation,
     op,
 )
+from loom.ir import INDEX
 
 _IN_CASE = HasAncestor("check.case")
 _NAME = AttrDef("param_name", AttrKind.STRING, optional=True, doc="The parameter's report name.")
@@ -200,13 +203,35 @@ PARAM_SEED = op(
 )
 
 
-def _verify_literal(op, ctx) -> list[Violation]:  # noqa: ANN001
-    t = op.results[0].type
-    v = op.attributes.get("value")
-    integral = getattr(t, "is_integer", False) or getattr(t, "is_address", False)
-    if integral and isinstance(v, float):
-        return [Violation("TYPE/005", f"'value' {v} is not an integer of type {t}", "value")]
-    return []
+def _literals_match(*fields: str):  # noqa: ANN202
+    """A verifier: number attributes ``fields`` are integers when the result's element type
+    is integral, and the result tensor's dynamic dimensions are index values."""
+
+    def verify(op, ctx) -> list[Violation]:  # noqa: ANN001
+        t = op.results[0].type
+        elem = getattr(t, "element_type", t)
+        integral = getattr(elem, "is_integer", False) or getattr(elem, "is_address", False)
+        out = []
+        for f in fields:
+            v = op.attributes.get(f)
+            if integral and isinstance(v, float):
+                out.append(Violation("TYPE/005", f"'{f}' {v} is not an integer of type {t}", f))
+        for d in getattr(t, "dims", ()):
+            v = getattr(d, "value", None)
+            if v is not None and v.type is not INDEX:
+                out.append(
+                    Violation(
+                        "TYPE/003",
+                        f"dynamic dimension %{v.display_name} of {t} is {v.type}; expected index",
+                        "result",
+                    )
+                )
+        return out
+
+    return verify
+
+
+_verify_literal = _literals_match("value")
 
 
 LITERAL = op(
@@ -239,6 +264,7 @@ IOTA = op(
         TypeOf("result"),
     ],
     builder="iota",
+    verifier=_literals_match("offset", "step"),
     examples=[
         _in_case("%v = check.generate.iota offset(0) step(1) : tensor<8xi32>"),
         _in_case("%r = check.generate.iota offset(0) step(1) period(4) : tensor<16xi32>"),
@@ -253,6 +279,7 @@ FILL = op(
     traits=[Pure(), _IN_CASE],
     format=[Clause("value", Attr("value")), Kw(":"), TypeOf("result")],
     builder="fill",
+    verifier=_literals_match("value"),
     examples=[_in_case("%v = check.generate.fill value(17) : tensor<4x4xi32>")],
 )
 
@@ -270,6 +297,7 @@ UNIFORM = op(
         TypeOf("result"),
     ],
     builder="uniform",
+    verifier=_literals_match("lower", "upper"),
     examples=[
         _in_case(
             "%s = check.literal value(7) : i64\n"
@@ -286,6 +314,7 @@ READ_NPY = op(
     traits=[_IN_CASE],
     format=[Clause("path", Attr("path")), Kw(":"), TypeOf("result")],
     builder="file_read_npy",
+    verifier=_literals_match(),
     examples=[_in_case('%v = check.file.read.npy path("fixtures/input.npy") : tensor<16xf32>')],
 )
 
@@ -319,6 +348,29 @@ WRITE_NPY = op(
     ],
 )
 
+
+def _verify_view(op, ctx) -> list[Violation]:  # noqa: ANN001
+    out = _literals_match()(op, ctx)
+    start = op.attributes.get("byte_offset", 0)
+    if start < 0:
+        return [*out, Violation("TYPE/005", f"'byte_offset' {start} is negative", "byte_offset")]
+    src, dst = op.operands[0].type, op.results[0].type
+    sizes = (getattr(src, "static_shape", (None,)), getattr(dst, "static_shape", (None,)))
+    if all(None not in s for s in sizes):
+        have = math.prod(sizes[0]) * src.element_type.byte_size
+        need = start + math.prod(sizes[1]) * dst.element_type.byte_size
+        if need > have:
+            out.append(
+                Violation(
+                    "TYPE/005",
+                    f"'byte_offset' {start}: the view needs bytes up to {need}, the source "
+                    f"{src} has {have}",
+                    "byte_offset",
+                )
+            )
+    return out
+
+
 TENSOR_VIEW = op(
     "check.tensor.view",
     "A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in.",
@@ -335,6 +387,7 @@ TENSOR_VIEW = op(
         TypeOf("result"),
     ],
     builder="view",
+    verifier=_verify_view,
     examples=[
         _in_case(
             "%p = check.generate.fill value(0) : tensor<144xi8>\n"
@@ -378,7 +431,15 @@ ORACLE_CALL = op(
 )
 
 
-def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), example=""):  # noqa: ANN001, ANN202
+def _verify_tolerance(op, ctx) -> list[Violation]:  # noqa: ANN001
+    return [
+        Violation("TYPE/005", f"'{f}' {op.attributes[f]} is negative", f)
+        for f in ("atol", "rtol")
+        if op.attributes.get(f, 0.0) < 0
+    ]
+
+
+def _binary(name, doc, builder, extra_attrs=(), extra_fmt=(), example="", verifier=None):  # noqa: ANN001, ANN202
     return op(
         name,
         doc,
@@ -393,6 +454,7 @@ def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), exa
             TypeOf("actual"),
         ],
         builder=builder,
+        verifier=verifier,
         examples=[_in_case(example)],
     )
 
@@ -419,6 +481,7 @@ EXPECT_CLOSE = _binary(
         AttrDef("rtol", AttrKind.FLOAT),
         AttrDef("nan", AttrKind.ENUM, enum=EnumDef("nan", ("same", "different"))),
     ],
+    verifier=_verify_tolerance,
     extra_fmt=[
         Clause("atol", Attr("atol")),
         Clause("rtol", Attr("rtol")),
