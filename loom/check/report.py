@@ -25,6 +25,8 @@ class Failure:
     """The first few differing elements as (index, got, want)."""
     dtype: str | None = None
     """The compared element type (NumPy name): values print at its precision."""
+    actual_value_id: int | None = None
+    expected_value_id: int | None = None
 
     def _v(self, value: Any) -> str:
         if self.dtype is not None and isinstance(value, float):
@@ -82,6 +84,7 @@ class PlanningIssue:
     op: str | None = None
     source_location: dict[str, Any] | None = None
     fix_hint: str | None = None
+    benchmark: str | None = None
 
     def render(self) -> str:
         """One or two lines: where, kind and message, then the hint."""
@@ -170,6 +173,8 @@ class Report:
                 {
                     "index": f.index,
                     "kind": f.kind if f.kind in kinds else "custom",
+                    "actual_value_id": f.actual_value_id,
+                    "expected_value_id": f.expected_value_id,
                     "detail": f.detail,
                 }
                 for f in s.failures

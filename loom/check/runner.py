@@ -694,6 +694,14 @@ class CaseRunner:
             env[id(r)] = x
 
     def _expect(self, o: Any, env: dict, index: int) -> Failure | None:
+        f = self._expect_one(o, env, index)
+        if f is not None and o.operands:
+            f.actual_value_id = o.operands[0].id
+            has_expected = o.name not in (C.EXPECT_SHAPE.name, C.EXPECT_EVENT.name)
+            f.expected_value_id = o.operands[1].id if has_expected else None
+        return f
+
+    def _expect_one(self, o: Any, env: dict, index: int) -> Failure | None:
         kind = o.name.rsplit(".", 1)[-1] if o.name != C.EXPECT.name else "custom"
         where = _where(self.module, o)
         if o.name == C.EXPECT_SHAPE.name:
@@ -798,7 +806,37 @@ def plan(
         else:
             ordinals = list(range(result.sample_count))
         work.append((c, result, ordinals))
+        report.planning_issues.extend(benchmark_issues(module, c))
     return report, work
+
+
+def benchmark_issues(module: Any, case: CaseRunner) -> list[PlanningIssue]:
+    """Problems of the ``check.benchmark`` records of ``case``: each fixed parameter must be
+    one of the case's named parameters and its value one of that parameter's values."""
+    params = {o.attributes.get("param_name"): d for o, d in zip(case.params, case.domains)}
+    out = []
+    for b in module.ops:
+        if b.name != C.BENCHMARK.name or b.attributes.get("case_ref") != case.name:
+            continue
+        name = b.attributes.get("benchmark") or case.name.removesuffix("_case") or case.name
+        for key, value in (b.attributes.get("attrs") or {}).items():
+            domain = params.get(key)
+            if domain is None:
+                msg = f"@{name} fixes '{key}', which is not a named parameter of @{case.name}"
+            elif not any(
+                value == v or (isinstance(v, float) and math.isclose(value, v, rel_tol=1e-9))
+                for v in domain
+            ):
+                msg = f"@{name} fixes '{key}' = {value}, which is not one of its values"
+            else:
+                continue
+            out.append(
+                PlanningIssue(
+                    "invalid_benchmark_assignment", msg, case.name, b.name,
+                    _location(module, b), benchmark=name,
+                )
+            )  # fmt: skip
+    return out
 
 
 def run(
