@@ -150,6 +150,10 @@ def test_loom_test_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert main([str(f), f"--json={out}"]) == 1
     report = json.loads(out.read_text())
     assert report["format"] == "loom.test.v0"
+    [failed] = [s for s in report["samples"] if not s["passed"]]
+    [failure] = failed["expectations"]["failures"]
+    assert failure["actual_value_id"] != failure["expected_value_id"]
+    assert isinstance(failure["actual_value_id"], int)
     assert (report["case_count"], report["sample_count"]) == (3, 13)
     assert report["failed_sample_count"] == 1 and report["skipped_case_count"] == 1
     assert main([str(f), "--case=@passes"]) == 0
@@ -301,6 +305,12 @@ check.case @skipped {
   check.requires<target.feature> {feature = "amdgpu.gfx1151"}
   check.return
 }
+check.case @sweep_case {
+  %m = check.param.choice values([8, 16]) name("m") : index
+  check.return
+}
+check.benchmark<@sweep_case> {m = 16}
+check.benchmark<@sweep_case> @bad {m = 12}
 """
     f = tmp_path / "plan.loom"
     f.write_text(text)
@@ -311,7 +321,10 @@ check.case @skipped {
     assert kinds == [
         ("duplicate_parameter_name", "dup"),
         ("unsupported_case_body_op", "unsupported"),
+        ("invalid_benchmark_assignment", "sweep_case"),
     ]
+    assert report["planning_issues"][2]["benchmark"] == "bad"
+    assert report["sample_count"] == 2  # the benchmarked case still runs (m = 8, 16)
     assert report["planning_issues"][1]["fix_hint"] == "use check.literal"
     assert report["planning_issues"][1]["source_location"]["start_line"] == 7
     [skip] = report["skipped_cases"]
