@@ -134,9 +134,8 @@ def _template_name(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenTy
     """``<name.dotted>`` glued to an op: a provider name (or a single flag / enum word)."""
     yield match.start(1), Punctuation, match.group(1)
     text = match.group(2)
-    words = lexer.words
-    token = Name.Constant if text in words.constants else Name.Entity
-    yield match.start(2), token, text
+    token = _word_token(lexer.words, text) if "." not in text else Name
+    yield match.start(2), Name.Entity if token is Name else token, text
     yield match.start(3), Punctuation, match.group(3)
 
 
