@@ -513,3 +513,43 @@ def test_builder_takes_plain_dicts_for_dictionary_attributes() -> None:
     ev = module.ops[0].regions[0].blocks[0].ops[1]
     assert isinstance(ev.attributes["attrs"]["tsan"], DictAttr)
     assert lc.run(module).ok
+
+
+def test_file_write_npy_after_the_expectations(tmp_path: Path) -> None:
+    text = """\
+check.case @c {
+  %k = check.param.choice values([1, 2]) name("k") : index
+  %a = check.generate.fill value(1.5) : tensor<3xf32>
+  %b = check.generate.fill value(1.5) : tensor<3xf32>
+  check.expect.close actual(%a) expected(%b) atol(0.0) rtol(0.0) nan(same) : tensor<3xf32>
+  check.file.write.npy value(%a) path("out/always.npy") mode(always) : tensor<3xf32>
+  check.file.write.npy value(%a) path("out/failed.npy") : tensor<3xf32>
+  check.return
+}
+"""
+    assert lc.run(_module(text), base_dir=tmp_path).ok
+    assert np.array_equal(np.load(tmp_path / "out" / "always.npy"), np.full(3, 1.5, np.float32))
+    assert not (tmp_path / "out" / "failed.npy").exists()  # on_failure (the default)
+    failing = text.replace(
+        "%b = check.generate.fill value(1.5)", "%b = check.generate.fill value(2.5)"
+    )
+    assert not lc.run(_module(failing), base_dir=tmp_path).ok
+    assert (tmp_path / "out" / "failed.npy").exists()
+    other = tmp_path / "dry"
+    lc.run(_module(failing), base_dir=other, write_files=False)
+    assert not other.exists()
+
+
+def test_dictionary_values_bool_and_quoted_keys() -> None:
+    from loom.format.text.printer import print_module
+
+    text = (
+        "check.case @c {\n"
+        '  check.expect.event<device> {count = 0, "k" = true, "two words" = false}\n'
+        "  check.return\n"
+        "}\n"
+    )
+    printed = print_module(_module(text))
+    assert '{count = 0, k = true, "two words" = false}' in printed
+    [ev] = [o for o in _module(printed).ops[0].regions[0].blocks[0].ops if o.operands == ()][:1]
+    assert ev.attributes["attrs"]["k"] is True
