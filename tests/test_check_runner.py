@@ -553,3 +553,38 @@ def test_dictionary_values_bool_and_quoted_keys() -> None:
     assert '{count = 0, k = true, "two words" = false}' in printed
     [ev] = [o for o in _module(printed).ops[0].regions[0].blocks[0].ops if o.operands == ()][:1]
     assert ev.attributes["attrs"]["k"] is True
+
+
+def _has_func_decl() -> bool:
+    from loom.registry import default_registry
+
+    return default_registry().get("func.decl") is not None
+
+
+DECL_CASE = """\
+func.decl @scale(%input: tensor<4xf32>) -> (tensor<4xf32>)
+
+check.case public @scale_case {
+  %seed = check.param.seed base(1282371437) count(4) name("seed") : i64
+  %input = check.generate.random.uniform seed(%seed) range(-1.0 to 1.0) : tensor<4xf32>
+  %actual = func.call @scale(%input) : (tensor<4xf32>) -> (tensor<4xf32>)
+  %expected = check.oracle.call<reference.scalar> callee(@scale) inputs(%input) : ORACLE
+  check.expect.close actual(%actual) expected(%expected) atol(0.0) rtol(0.0) nan(same) : T
+  check.return
+}
+""".replace("ORACLE", "(tensor<4xf32>) -> (tensor<4xf32>)").replace(": T\n", ": tensor<4xf32>\n")
+DECL_LIB = """\
+func.def @scale(%input: tensor<4xf32>) -> (tensor<4xf32>) {
+  func.return %input : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.skipif(not _has_func_decl(), reason="func.decl is not declared on this branch")
+def test_func_decl_satisfied_by_a_library(tmp_path: Path) -> None:
+    (tmp_path / "case.loom").write_text(DECL_CASE)
+    (tmp_path / "lib.loom").write_text(DECL_LIB)
+    assert main([str(tmp_path / "case.loom"), f"--library={tmp_path / 'lib.loom'}"]) == 0
+    report = lc.run(_module(DECL_CASE))
+    assert len(report.failed) == 4
+    assert "@scale is only declared ('func.decl')" in report.failed[0].issues[0]
