@@ -277,11 +277,6 @@ def view_type(
     )
 
 
-def vector_type(element_type: ScalarType, *dims: int) -> ShapedType:
-    """Convenience: ``vector_type(F32, 8)`` is ``vector<8xf32>``."""
-    return ShapedType(TypeKind.VECTOR, element_type, dims)
-
-
 def tensor_type(element_type: ScalarType, *dims: Dim | int | Value) -> ShapedType:
     """Convenience: ``tensor_type(F32, m_value, 4)`` is ``tensor<[%m]x4xf32>``."""
     from loom.ir.values import Value
@@ -291,6 +286,11 @@ def tensor_type(element_type: ScalarType, *dims: Dim | int | Value) -> ShapedTyp
         element_type,
         tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
     )
+
+
+def vector_type(element_type: ScalarType, *dims: int) -> ShapedType:
+    """Convenience: ``vector_type(F32, 8)`` is ``vector<8xf32>``."""
+    return ShapedType(TypeKind.VECTOR, element_type, dims)
 
 
 class FunctionType(Type):

@@ -66,9 +66,6 @@ TYPE_VIEW = 2
 TYPE_VECTOR = 3
 TYPE_FUNCTION = 4
 TYPE_OPAQUE = 5
-TYPE_TENSOR = 7  # 6 is the func.ref type
-SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
-"""Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
 
 # Shaped-type dims and layouts.
 DIM_STATIC = 0
@@ -77,6 +74,10 @@ DIM_BOUND = 2
 LAYOUT_NONE = 0
 LAYOUT_NAMED = 1
 LAYOUT_VALUE = 2
+
+TYPE_TENSOR = 7  # a shaped type kind like view and vector (6 is the func.ref type)
+SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
+"""Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
 
 SCALAR_ORDER = (
     "index",

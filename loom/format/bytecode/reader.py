@@ -499,7 +499,7 @@ class _Reader:
                 self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
             )
             return FunctionType(ins, outs), k + 1 + n
-        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..7)")
+        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..4)")
 
     @staticmethod
     def scalar(st: _Stream, k: int) -> Any:
