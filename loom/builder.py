@@ -616,6 +616,11 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
 
 def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     """Accept builder-friendly spellings: lists for tuples, ``@sym`` for symbols."""
+    if a.kind == AttrKind.DICT and isinstance(raw, Mapping) and not isinstance(raw, DictAttr):
+        try:
+            return DictAttr(_listless(raw))
+        except (TypeError, ValueError):
+            return raw
     if a.kind in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES) and isinstance(
         raw, list
     ):
@@ -632,11 +637,6 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
             return raw
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if a.kind == AttrKind.DICT and isinstance(raw, Mapping) and not isinstance(raw, DictAttr):
-        try:
-            return DictAttr(_listless(raw))
-        except (TypeError, ValueError):
-            return raw
     return raw
 
 

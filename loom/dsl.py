@@ -148,6 +148,8 @@ class AttrKind:
     FLOAT = "float"
     NUMBER = "number"  # int, bool or float literal (constants)
     STRING = "string"
+    NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
+    DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`
     BOOL = "bool"
     ENUM = "enum"
     SYMBOL = "symbol"
@@ -157,8 +159,6 @@ class AttrKind:
     UNIT = "unit"
     FLAGS = "flags"
     BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
-    NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
-    DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`
 
 
 @dataclass(frozen=True)
@@ -403,13 +403,13 @@ Kw = _elements.Kw
 Glue = _elements.Glue
 Clause = _elements.Clause
 AttrDict = _elements.AttrDict
+Dictionary = _elements.Dictionary
 OptionalGroup = _elements.OptionalGroup
 BlockArgs = _elements.BlockArgs
 RegionArg = _elements.RegionArg
 BindingList = _elements.BindingList
 PredicateList = _elements.PredicateList
 RegionRef = _elements.RegionRef
-Dictionary = _elements.Dictionary
 
 
 # --------------------------------------------------------------------------- examples and ops

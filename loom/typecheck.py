@@ -103,6 +103,12 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     if kind == AttrKind.ENUM:
         if value not in a.enum.cases:
             return f"attribute '{a.name}' value {value!r} is not one of " + ", ".join(a.enum.cases)
+    elif kind == AttrKind.DICT:
+        if not isinstance(value, DictAttr):
+            return f"attribute '{a.name}' must be a DictAttr, got {value!r}"
+    elif kind == AttrKind.NAME:
+        if not isinstance(value, str) or not value:
+            return f"attribute '{a.name}' must be a non-empty name, got {value!r}"
     elif kind == AttrKind.FLAGS:
         try:
             if not isinstance(value, str) or a.flags.canonical(value) != value:
@@ -130,12 +136,6 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
             math.isfinite(value) or math.isnan(value) or math.isinf(value)
         ):
             return f"attribute '{a.name}' value {value!r} is not a float"
-    elif kind == AttrKind.DICT:
-        if not isinstance(value, DictAttr):
-            return f"attribute '{a.name}' must be a DictAttr, got {value!r}"
-    elif kind == AttrKind.NAME:
-        if not isinstance(value, str) or not value:
-            return f"attribute '{a.name}' must be a non-empty name, got {value!r}"
     elif kind in (AttrKind.STRING, AttrKind.SYMBOL, AttrKind.BLOCK):
         if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"

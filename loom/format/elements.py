@@ -1248,13 +1248,13 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     Glue,
     Clause,
     AttrDict,
+    Dictionary,
     OptionalGroup,
     BlockArgs,
     RegionArg,
     BindingList,
     PredicateList,
     RegionRef,
-    Dictionary,
 )
 """Every element class, in the order the reference lists them."""
 

@@ -9,7 +9,6 @@ continue after the closing ``}``.
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -484,7 +483,7 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     if kind == AttrKind.UNIT:
         return "true"
     if kind == AttrKind.NAME:
-        return value if _DOTTED_NAME.fullmatch(value) else quote_string(value)
+        return value if _is_dotted(value) else quote_string(value)
     if isinstance(value, DictAttr):
         return dict_text(value)
     if isinstance(value, str):
@@ -502,15 +501,24 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     raise LoomPrintError(f"cannot print attribute value {value!r}")
 
 
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)*")
-_DICT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+def _is_word(text: str) -> bool:
+    """An ASCII identifier (``[A-Za-z_][A-Za-z0-9_$]*``)."""
+    return (
+        text.isascii()
+        and text[:1].isalpha() | (text[:1] == "_")
+        and text.replace("_", "a").replace("$", "a").isalnum()
+    )
+
+
+def _is_dotted(text: str) -> bool:
+    return all(_is_word(part) for part in text.split("."))
 
 
 def dict_text(value: DictAttr) -> str:
     """``{key = value, ...}`` with sorted keys (keys that are not identifiers quoted)."""
     entries = []
     for key, v in value.items():
-        k = key if _DICT_KEY.fullmatch(key) and key not in ("true", "false") else quote_string(key)
+        k = key if _is_word(key) and key not in ("true", "false") else quote_string(key)
         entries.append(f"{k} = {attr_value_text(None, v)}")
     return "{" + ", ".join(entries) + "}"
 

@@ -5,8 +5,8 @@ No Loom token spans a line, so the parser asks for the tokens of one line at a t
 recomputed with :func:`token_spans` when a diagnostic needs a column. Tokens are plain strings
 whose first character tells their class (``%`` value, ``@`` symbol, ``"`` string, ``^`` label,
 ``#`` hash attribute, digit or ``-`` number, ``/`` comment, letter identifier, else punctuation).
-Shaped types (``view<...>``, ``vector<...>``, ``tensor<...>``) are single tokens so that
-``4x8xf32`` never reads as hex or as identifiers.
+Shaped types (``view<...>``, ``vector<...>``) are single tokens so that ``4x8xf32`` never reads
+as hex or as identifiers.
 """
 
 from __future__ import annotations
