@@ -480,9 +480,9 @@ class CheckBuilder(DialectBuilder):
         """An executable test case: a body of inputs, invocations and expectations run per sample."""
     def return_(self, *, location_id: int | None = None) -> None:
         """Ends a check case body."""
-    def requires(self, *, provider: Any, location_id: int | None = None) -> None:
+    def requires(self, *, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Skips the case unless the named provider reports the requirement satisfied."""
-    def skip_if(self, *, provider: Any, reason: Any = None, location_id: int | None = None) -> None:
+    def skip_if(self, *, provider: Any, attrs: Any = None, reason: Any = None, location_id: int | None = None) -> None:
         """Skips the case when the named provider reports the predicate satisfied."""
     def range(self, *, policy: Any, lower: Any, upper: Any, step: Any = None, param_name: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A case parameter sweeping a linear or power-of-two range of scalar values."""
@@ -502,7 +502,7 @@ class CheckBuilder(DialectBuilder):
         """A tensor read from a NumPy ``.npy`` file (path relative to the module's directory)."""
     def file_write_npy(self, *, value: Value, mode: Any = None, path: Any, location_id: int | None = None) -> None:
         """Writes a value to a ``.npy`` file after the expectations (always or only on failure)."""
-    def call(self, *, inputs: Sequence[Value] | None = None, provider: Any, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+    def call(self, *, inputs: Sequence[Value] | None = None, provider: Any, attrs: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Computes expected values with a named oracle provider (``reference.*`` run in NumPy)."""
     def equal(self, *, actual: Value, expected: Value, location_id: int | None = None) -> None:
         """Expects equal values (floats by IEEE ==, NaN never equal; other types exactly)."""
@@ -512,11 +512,11 @@ class CheckBuilder(DialectBuilder):
         """Expects |actual - expected| <= atol + rtol*|expected| elementwise, with a NaN policy."""
     def shape(self, *, value: Value, dims: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Expects a tensor of the given shape (static sizes mixed with index values)."""
-    def expect(self, *, actual: Value, expected: Value, provider: Any, location_id: int | None = None) -> None:
+    def expect(self, *, actual: Value, expected: Value, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Expects a named custom validator provider to accept actual against expected."""
-    def event(self, *, provider: Any, location_id: int | None = None) -> None:
+    def event(self, *, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Expects a number of captured device events (sanitizer reports) matching given keys."""
-    def benchmark(self, *, case_ref: Any, benchmark: Any, location_id: int | None = None) -> None:
+    def benchmark(self, *, case_ref: Any, benchmark: Any = None, attrs: Any = None, location_id: int | None = None) -> None:
         """A benchmark record over a case, fixing some of its parameters."""
     def view(self, *, source: Value, byte_offset: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from loom.format.elements import FormatElement, walk
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
+    DictAttr,
     Module,
     Operation,
     Region,
@@ -325,7 +326,8 @@ class LoomBuilder(_Namespaces):
             body = self.module.body
             op.leading_blank_line = bool(body.ops)
             body.ops.append(op)
-            self.module.symbols[sym_name] = op
+            if sym_name is not None:  # an optional symbol (an anonymous record)
+                self.module.symbols[sym_name] = op
         else:
             self._block.ops[at : at + replace] = [op]
         self.last_op = op
@@ -639,6 +641,11 @@ def _group_types(decl: OpDef, types: tuple[Type, ...], fail) -> dict[str, tuple[
 
 def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     """Accept builder-friendly spellings: lists for tuples, ``@sym`` for symbols."""
+    if a.kind == AttrKind.DICT and isinstance(raw, Mapping) and not isinstance(raw, DictAttr):
+        try:
+            return DictAttr(_listless(raw))
+        except (TypeError, ValueError):
+            return raw
     if a.kind in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES) and isinstance(
         raw, list
     ):
@@ -662,6 +669,14 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
     return raw
+
+
+def _listless(raw: Mapping) -> dict[str, Any]:
+    """A plain dict for a dictionary attribute: nested dicts kept, lists as tuples."""
+    return {
+        k: tuple(v) if isinstance(v, list) else _listless(v) if isinstance(v, Mapping) else v
+        for k, v in raw.items()
+    }
 
 
 def module_builder(

@@ -76,7 +76,16 @@ VIEW = TypeConstraint(
     "a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW
 )
 VALUE_TYPE = TypeConstraint(
-    "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION
+    "a scalar, buffer, view, vector or tensor type", lambda t: t.kind is not TypeKind.FUNCTION
+)
+TENSOR = TypeConstraint(
+    "a tensor type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR
+)
+SCALAR_OR_TENSOR = TypeConstraint(
+    "a scalar or tensor type",
+    lambda t: (
+        isinstance(t, ScalarType) or (isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR)
+    ),
 )
 
 # --------------------------------------------------------------------------- fields
@@ -139,6 +148,8 @@ class AttrKind:
     FLOAT = "float"
     NUMBER = "number"  # int, bool or float literal (constants)
     STRING = "string"
+    NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
+    DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`
     BOOL = "bool"
     ENUM = "enum"
     SYMBOL = "symbol"
@@ -408,6 +419,7 @@ Kw = _elements.Kw
 Glue = _elements.Glue
 Clause = _elements.Clause
 AttrDict = _elements.AttrDict
+Dictionary = _elements.Dictionary
 OptionalGroup = _elements.OptionalGroup
 BlockArgs = _elements.BlockArgs
 RegionArg = _elements.RegionArg

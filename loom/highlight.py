@@ -34,7 +34,7 @@ __all__ = ["LoomLexer", "LoomWords", "loom_words"]
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 _LITERAL_WORDS = frozenset({"true", "false"})
 """Boolean literals of the text format (reference 1.1)."""
-_SHAPED = "|".join(k.value for k in (TypeKind.VIEW, TypeKind.VECTOR))
+_SHAPED = "|".join(k.value for k in (TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR))
 """Type keywords followed by a ``<shape x element>`` list."""
 _LOCATION_WORDS = frozenset({"loc", "fused", "opaque", "tagged", "unknown"})
 """Words of the ``loc(...)`` source-location syntax (reference 1.8), not of any op."""
@@ -130,6 +130,15 @@ def _shape_type(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType,
     yield match.start(2), Punctuation, match.group(2)
 
 
+def _template_name(lexer: LoomLexer, match: Any) -> Iterator[tuple[int, _TokenType, str]]:
+    """``<name.dotted>`` glued to an op: a provider name (or a single flag / enum word)."""
+    yield match.start(1), Punctuation, match.group(1)
+    text = match.group(2)
+    token = _word_token(lexer.words, text) if "." not in text else Name
+    yield match.start(2), Name.Entity if token is Name else token, text
+    yield match.start(3), Punctuation, match.group(3)
+
+
 _NUMBER_RULES = [
     (r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)", Number.Float),
     (r"-?(?:inf|nan)\b", Number.Float),
@@ -164,6 +173,7 @@ class LoomLexer(RegexLexer):
             (r"(" + _IDENT + r")(\s*)(=)(?![=>])", bygroups(Name.Attribute, Text, Operator)),
             (r"(" + _SHAPED + r")(<)", _shape_type, "shape"),
             (_IDENT + r"(?:\." + _IDENT + r")+", _dotted),
+            (r"(?<=[A-Za-z0-9_])(<)(" + _IDENT + r"(?:\." + _IDENT + r")*)(>)", _template_name),
             *_NUMBER_RULES,
             (_IDENT, _bare),
             (r"->", Operator),

@@ -13,7 +13,7 @@ from typing import Any
 
 from loom.diagnostics import count_of
 from loom.dsl import AttrDef, AttrKind, OpDef, SameType, SameTypeAt, Violation
-from loom.ir import Predicate, Type, Value
+from loom.ir import DictAttr, Predicate, Type, Value
 from loom.ir.attributes import PREDICATE_ARITY
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -103,6 +103,12 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     if kind == AttrKind.ENUM:
         if value not in a.enum.cases:
             return f"attribute '{a.name}' value {value!r} is not one of " + ", ".join(a.enum.cases)
+    elif kind == AttrKind.DICT:
+        if not isinstance(value, DictAttr):
+            return f"attribute '{a.name}' must be a DictAttr, got {value!r}"
+    elif kind == AttrKind.NAME:
+        if not isinstance(value, str) or not value:
+            return f"attribute '{a.name}' must be a non-empty name, got {value!r}"
     elif kind == AttrKind.FLAGS:
         try:
             if not isinstance(value, str) or a.flags.canonical(value) != value:

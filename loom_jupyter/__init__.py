@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from loom_jupyter.display import (
+    CheckReportView,
     DiagnosticsView,
     LaunchView,
     ModuleView,
@@ -20,6 +21,7 @@ from loom_jupyter.display import (
 )
 
 __all__ = [
+    "CheckReportView",
     "DiagnosticsView",
     "LaunchView",
     "ModuleView",

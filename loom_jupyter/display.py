@@ -1,4 +1,4 @@
-"""Rich display of Loom objects: modules, diagnostics, errors and launch results.
+"""Rich display of Loom objects: modules, diagnostics, errors, launch results, check reports.
 
 Each view has ``_repr_mimebundle_`` returning stable ``text/plain`` and class-based
 ``text/html``; :func:`register_formatters` makes IPython use them for the plain ``loom``
@@ -309,14 +309,96 @@ def register_formatters(ip: Any) -> None:
     launch = _launch_result_type()
     if launch is not None:
         fmt.for_type(launch, lambda r, include=None, exclude=None: launch_bundle(r))
+    from loom.check.report import Report
+
+    fmt.for_type(Report, lambda r, include=None, exclude=None: check_report_bundle(r))
 
 
 def unregister_formatters(ip: Any) -> None:
     """Undo :func:`register_formatters`."""
     fmt = ip.display_formatter.mimebundle_formatter
-    types: list[type] = [Module, Diagnostic, DiagnosticEngine, LoomError]
+    from loom.check.report import Report
+
+    types: list[type] = [Module, Diagnostic, DiagnosticEngine, LoomError, Report]
     launch = _launch_result_type()
     if launch is not None:
         types.append(launch)
     for t in types:
         fmt.pop(t, None)
+
+
+# --------------------------------------------------------------------------- check reports
+
+_VERDICT_CLASS = {
+    "passed": "loom-state-running",
+    "failed": "loom-error",
+    "skipped": "loom-state-exited",
+}
+
+
+def check_report_rows(report: Any) -> list[tuple[str, str, str, str, str]]:
+    """(case, sample, parameters, verdict, detail) rows of a :class:`loom.check.Report`."""
+    rows = []
+    for c in report.cases:
+        if c.skipped is not None:
+            rows.append((f"@{c.name}", "-", "", "skipped", c.skipped))
+            continue
+        for s in c.samples:
+            params = ", ".join(f"{k}={v}" for k, v in s.params.items())
+            if s.passed:
+                detail = f"{s.expectation_count} expectations"
+            else:
+                heads = [f.render().split("\n", 1)[0] for f in s.failures]
+                heads += [m.strip().splitlines()[-1] for m in s.issues]
+                detail = "; ".join(heads)
+            rows.append(
+                (f"@{c.name}", str(s.ordinal), params, "passed" if s.passed else "failed", detail)
+            )
+    for p in report.planning_issues:
+        rows.append((f"@{p.case}", "-", "", "failed", f"{p.kind}: {p.message}"))
+    return rows
+
+
+def check_report_bundle(report: Any) -> Bundle:
+    """A check report: a verdict table (one row per sample, per skipped case, per planning
+    issue), then every failure with its source line, caret and differing values."""
+    rows = check_report_rows(report)
+    head = "".join(
+        cell(esc(h), tag="th") for h in ("case", "sample", "parameters", "verdict", "detail")
+    )
+    body_rows = [f"<tr>{head}</tr>"]
+    for case, sample, params, verdict, detail in rows:
+        body_rows.append(
+            "<tr>"
+            + cell(esc(case))
+            + cell(esc(sample))
+            + cell(esc(params))
+            + cell(esc(verdict), _VERDICT_CLASS[verdict])
+            + cell(esc(detail))
+            + "</tr>"
+        )
+    body = table(body_rows)
+    failures = []
+    for s in report.failed:
+        text = "\n".join(
+            [f"@{s.case} sample {s.ordinal}", *s.issues, *(f.render() for f in s.failures)]
+        )
+        failures.append(text)
+    if failures:
+        body += "".join(code_block(esc(t)) for t in failures)
+    plain = "\n".join(
+        f"{case:<24} {sample:>6} {verdict:<8} {params}" for case, sample, params, verdict, _ in rows
+    )
+    if failures:
+        plain += "\n" + "\n".join(failures)
+    return _bundle(plain, body, "check", report.summary())
+
+
+class CheckReportView:
+    """A check report as a verdict table with its failures."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Bundle:
+        return check_report_bundle(self.report)

@@ -4,7 +4,19 @@
 calls oracles and evaluates expectations, returning a :class:`Report`.
 """
 
-from loom.check.report import CaseResult, Failure, Report, SampleResult
-from loom.check.runner import ORACLES, run
+from loom.check.report import CaseResult, Failure, PlanningIssue, Report, SampleResult
+from loom.check.runner import ORACLES, REQUIREMENTS, SANITIZER_CATEGORIES, VALIDATORS, Linker, run
 
-__all__ = ["ORACLES", "CaseResult", "Failure", "Report", "SampleResult", "run"]
+__all__ = [
+    "ORACLES",
+    "REQUIREMENTS",
+    "SANITIZER_CATEGORIES",
+    "VALIDATORS",
+    "CaseResult",
+    "Failure",
+    "Linker",
+    "PlanningIssue",
+    "Report",
+    "SampleResult",
+    "run",
+]

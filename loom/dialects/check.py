@@ -1,19 +1,24 @@
 """check: executable test cases (cases, parameters, generated inputs, oracles, expectations).
 
-Tensor values are written ``vector<...>`` until the text layer parses ``tensor<...>``; the
-runner (:mod:`loom.check`) materialises both as dense row-major NumPy arrays.
+Case values are scalars and value-semantic ``tensor<...>`` values, which the runner
+(:mod:`loom.check`) materialises as dense row-major NumPy arrays. Providers are dotted names
+written bare inside ``<...>`` (``check.requires<target.feature> {feature = "x"}``); their
+parameters are a dictionary attribute ``attrs``.
 """
 
+import math
+
 from loom.dsl import (
-    ANY,
     INTEGER,
     INTEGER_OR_ADDRESS,
     SCALAR,
+    SCALAR_OR_TENSOR,
+    TENSOR,
     Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
     Clause,
+    Dictionary,
     EnumDef,
     Example,
     HasAncestor,
@@ -40,11 +45,13 @@ from loom.dsl import (
     Violation,
     op,
 )
+from loom.ir import INDEX
 
 _IN_CASE = HasAncestor("check.case")
 _NAME = AttrDef("param_name", AttrKind.STRING, optional=True, doc="The parameter's report name.")
 _NAME_FMT = OptionalGroup("param_name", Clause("name", Attr("param_name")))
-_PROVIDER = AttrDef("provider", AttrKind.STRING, doc="The provider looked up by name.")
+_PROVIDER = AttrDef("provider", AttrKind.NAME, doc="The provider looked up by name.")
+_ATTRS = AttrDef("attrs", AttrKind.DICT, optional=True, doc="The provider's parameters.")
 _CASE_ARGS = "%m: index"
 
 CASE = op(
@@ -95,25 +102,32 @@ def _in_case(text: str) -> Example:
 REQUIRES = op(
     "check.requires",
     "Skips the case unless the named provider reports the requirement satisfied.",
-    attrs=[_PROVIDER],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE],
-    format=[TemplateParam("provider"), AttrDict()],
+    format=[TemplateParam("provider"), Dictionary("attrs")],
     builder="requires",
-    examples=[_in_case('check.requires<"target.feature">')],
+    examples=[
+        _in_case('check.requires<target.feature> {feature = "amdgpu.gfx11"}'),
+        _in_case("check.requires<target.feature>"),
+    ],
 )
 
 SKIP_IF = op(
     "check.skip_if",
     "Skips the case when the named provider reports the predicate satisfied.",
-    attrs=[_PROVIDER, AttrDef("reason", AttrKind.STRING, optional=True)],
+    attrs=[_PROVIDER, _ATTRS, AttrDef("reason", AttrKind.STRING, optional=True)],
     traits=[_IN_CASE],
     format=[
         TemplateParam("provider"),
-        AttrDict(),
+        Dictionary("attrs"),
         OptionalGroup("reason", Clause("reason", Attr("reason"))),
     ],
     builder="skip_if",
-    examples=[_in_case('check.skip_if<"device.memory"> reason("fixture too large")')],
+    examples=[
+        _in_case(
+            'check.skip_if<device.memory> {max_bytes = 1073741824} reason("fixture too large")'
+        )
+    ],
 )
 
 
@@ -189,13 +203,35 @@ PARAM_SEED = op(
 )
 
 
-def _verify_literal(op, ctx) -> list[Violation]:  # noqa: ANN001
-    t = op.results[0].type
-    v = op.attributes.get("value")
-    integral = getattr(t, "is_integer", False) or getattr(t, "is_address", False)
-    if integral and isinstance(v, float):
-        return [Violation("TYPE/005", f"'value' {v} is not an integer of type {t}", "value")]
-    return []
+def _literals_match(*fields: str):  # noqa: ANN202
+    """A verifier: number attributes ``fields`` are integers when the result's element type
+    is integral, and the result tensor's dynamic dimensions are index values."""
+
+    def verify(op, ctx) -> list[Violation]:  # noqa: ANN001
+        t = op.results[0].type
+        elem = getattr(t, "element_type", t)
+        integral = getattr(elem, "is_integer", False) or getattr(elem, "is_address", False)
+        out = []
+        for f in fields:
+            v = op.attributes.get(f)
+            if integral and isinstance(v, float):
+                out.append(Violation("TYPE/005", f"'{f}' {v} is not an integer of type {t}", f))
+        for d in getattr(t, "dims", ()):
+            v = getattr(d, "value", None)
+            if v is not None and v.type is not INDEX:
+                out.append(
+                    Violation(
+                        "TYPE/003",
+                        f"dynamic dimension %{v.display_name} of {t} is {v.type}; expected index",
+                        "result",
+                    )
+                )
+        return out
+
+    return verify
+
+
+_verify_literal = _literals_match("value")
 
 
 LITERAL = op(
@@ -213,7 +249,7 @@ LITERAL = op(
 IOTA = op(
     "check.generate.iota",
     "A tensor whose element k (flat row-major) is offset + (k mod period) * step.",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[
         AttrDef("offset", AttrKind.NUMBER),
         AttrDef("step", AttrKind.NUMBER),
@@ -228,28 +264,30 @@ IOTA = op(
         TypeOf("result"),
     ],
     builder="iota",
+    verifier=_literals_match("offset", "step"),
     examples=[
-        _in_case("%v = check.generate.iota offset(0) step(1) : vector<8xi32>"),
-        _in_case("%r = check.generate.iota offset(0) step(1) period(4) : vector<16xi32>"),
+        _in_case("%v = check.generate.iota offset(0) step(1) : tensor<8xi32>"),
+        _in_case("%r = check.generate.iota offset(0) step(1) period(4) : tensor<16xi32>"),
     ],
 )
 
 FILL = op(
     "check.generate.fill",
     "A tensor with every element equal to ``value``.",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("value", AttrKind.NUMBER)],
     traits=[Pure(), _IN_CASE],
     format=[Clause("value", Attr("value")), Kw(":"), TypeOf("result")],
     builder="fill",
-    examples=[_in_case("%v = check.generate.fill value(17) : vector<4x4xi32>")],
+    verifier=_literals_match("value"),
+    examples=[_in_case("%v = check.generate.fill value(17) : tensor<4x4xi32>")],
 )
 
 UNIFORM = op(
     "check.generate.random.uniform",
     "A tensor of uniform random elements in [lower, upper] drawn from a seeded generator.",
     operands=[Operand("seed", INTEGER)],
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("lower", AttrKind.NUMBER), AttrDef("upper", AttrKind.NUMBER)],
     traits=[Pure(), _IN_CASE],
     format=[
@@ -259,10 +297,11 @@ UNIFORM = op(
         TypeOf("result"),
     ],
     builder="uniform",
+    verifier=_literals_match("lower", "upper"),
     examples=[
         _in_case(
             "%s = check.literal value(7) : i64\n"
-            "%v = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : vector<16xf32>"
+            "%v = check.generate.random.uniform seed(%s) range(-1.0 to 1.0) : tensor<16xf32>"
         )
     ],
 )
@@ -270,18 +309,19 @@ UNIFORM = op(
 READ_NPY = op(
     "check.file.read.npy",
     "A tensor read from a NumPy ``.npy`` file (path relative to the module's directory).",
-    results=[Result("result", ANY)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("path", AttrKind.STRING)],
     traits=[_IN_CASE],
     format=[Clause("path", Attr("path")), Kw(":"), TypeOf("result")],
     builder="file_read_npy",
-    examples=[_in_case('%v = check.file.read.npy path("fixtures/input.npy") : vector<16xf32>')],
+    verifier=_literals_match(),
+    examples=[_in_case('%v = check.file.read.npy path("fixtures/input.npy") : tensor<16xf32>')],
 )
 
 WRITE_NPY = op(
     "check.file.write.npy",
     "Writes a value to a ``.npy`` file after the expectations (always or only on failure).",
-    operands=[Operand("value", ANY)],
+    operands=[Operand("value", TENSOR)],
     attrs=[
         AttrDef(
             "mode",
@@ -302,17 +342,40 @@ WRITE_NPY = op(
     builder="file_write_npy",
     examples=[
         _in_case(
-            "%v = check.generate.fill value(1.0) : vector<4xf32>\n"
-            'check.file.write.npy value(%v) path("out/v.npy") mode(always) : vector<4xf32>'
+            "%v = check.generate.fill value(1.0) : tensor<4xf32>\n"
+            'check.file.write.npy value(%v) path("out/v.npy") mode(always) : tensor<4xf32>'
         )
     ],
 )
 
+
+def _verify_view(op, ctx) -> list[Violation]:  # noqa: ANN001
+    out = _literals_match()(op, ctx)
+    start = op.attributes.get("byte_offset", 0)
+    if start < 0:
+        return [*out, Violation("TYPE/005", f"'byte_offset' {start} is negative", "byte_offset")]
+    src, dst = op.operands[0].type, op.results[0].type
+    sizes = (getattr(src, "static_shape", (None,)), getattr(dst, "static_shape", (None,)))
+    if all(None not in s for s in sizes):
+        have = math.prod(sizes[0]) * src.element_type.byte_size
+        need = start + math.prod(sizes[1]) * dst.element_type.byte_size
+        if need > have:
+            out.append(
+                Violation(
+                    "TYPE/005",
+                    f"'byte_offset' {start}: the view needs bytes up to {need}, the source "
+                    f"{src} has {have}",
+                    "byte_offset",
+                )
+            )
+    return out
+
+
 TENSOR_VIEW = op(
     "check.tensor.view",
     "A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in.",
-    operands=[Operand("source", ANY)],
-    results=[Result("result", ANY)],
+    operands=[Operand("source", TENSOR)],
+    results=[Result("result", TENSOR)],
     attrs=[AttrDef("byte_offset", AttrKind.INT)],
     traits=[Pure(), _IN_CASE],
     format=[
@@ -324,10 +387,11 @@ TENSOR_VIEW = op(
         TypeOf("result"),
     ],
     builder="view",
+    verifier=_verify_view,
     examples=[
         _in_case(
-            "%p = check.generate.fill value(0) : vector<144xi8>\n"
-            "%w = check.tensor.view %p offset(16) : vector<144xi8> -> vector<32xi32>"
+            "%p = check.generate.fill value(0) : tensor<144xi8>\n"
+            "%w = check.tensor.view %p offset(16) : tensor<144xi8> -> tensor<32xi32>"
         )
     ],
 )
@@ -335,13 +399,13 @@ TENSOR_VIEW = op(
 ORACLE_CALL = op(
     "check.oracle.call",
     "Computes expected values with a named oracle provider (``reference.*`` run in NumPy).",
-    operands=[Operand("inputs", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
-    attrs=[_PROVIDER, AttrDef("callee", AttrKind.SYMBOL)],
+    operands=[Operand("inputs", SCALAR_OR_TENSOR, variadic=True)],
+    results=[Result("results", SCALAR_OR_TENSOR, variadic=True)],
+    attrs=[_PROVIDER, _ATTRS, AttrDef("callee", AttrKind.SYMBOL)],
     traits=[_IN_CASE],
     format=[
         TemplateParam("provider"),
-        AttrDict(),
+        Dictionary("attrs"),
         Clause("callee", SymbolRef("callee")),
         Clause("inputs", Refs("inputs")),
         Kw(":"),
@@ -354,19 +418,32 @@ ORACLE_CALL = op(
     builder="call",
     examples=[
         _in_case(
-            "%a = check.generate.fill value(2.0) : vector<4xf32>\n"
-            '%e = check.oracle.call<"reference.copy"> callee(@copy) inputs(%a)'
-            " : (vector<4xf32>) -> (vector<4xf32>)"
-        )
+            "%a = check.generate.fill value(2.0) : tensor<4xf32>\n"
+            "%e = check.oracle.call<reference.copy> callee(@copy) inputs(%a)"
+            " : (tensor<4xf32>) -> (tensor<4xf32>)"
+        ),
+        _in_case(
+            "%a = check.generate.fill value(2) : tensor<2x2xi32>\n"
+            '%c = check.oracle.call<reference.matmul> {accumulator = "i32"} callee(@mm)'
+            " inputs(%a, %a) : (tensor<2x2xi32>, tensor<2x2xi32>) -> (tensor<2x2xi32>)"
+        ),
     ],
 )
 
 
-def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), example=""):  # noqa: ANN001, ANN202
+def _verify_tolerance(op, ctx) -> list[Violation]:  # noqa: ANN001
+    return [
+        Violation("TYPE/005", f"'{f}' {op.attributes[f]} is negative", f)
+        for f in ("atol", "rtol")
+        if op.attributes.get(f, 0.0) < 0
+    ]
+
+
+def _binary(name, doc, builder, extra_attrs=(), extra_fmt=(), example="", verifier=None):  # noqa: ANN001, ANN202
     return op(
         name,
         doc,
-        operands=[Operand("actual", ANY), Operand("expected", ANY)],
+        operands=[Operand("actual", SCALAR_OR_TENSOR), Operand("expected", SCALAR_OR_TENSOR)],
         attrs=list(extra_attrs),
         traits=[_IN_CASE, SameType(("actual", "expected"))],
         format=[
@@ -377,22 +454,23 @@ def _binary(name: str, doc: str, builder: str, extra_attrs=(), extra_fmt=(), exa
             TypeOf("actual"),
         ],
         builder=builder,
+        verifier=verifier,
         examples=[_in_case(example)],
     )
 
 
-_PAIR = "%a = check.generate.iota offset(0) step(1) : vector<4xf32>\n"
+_PAIR = "%a = check.generate.iota offset(0) step(1) : tensor<4xf32>\n"
 EXPECT_EQUAL = _binary(
     "check.expect.equal",
     "Expects equal values (floats by IEEE ==, NaN never equal; other types exactly).",
     "equal",
-    example=_PAIR + "check.expect.equal actual(%a) expected(%a) : vector<4xf32>",
+    example=_PAIR + "check.expect.equal actual(%a) expected(%a) : tensor<4xf32>",
 )
 EXPECT_BITWISE = _binary(
     "check.expect.bitwise",
     "Expects identical storage bytes.",
     "bitwise",
-    example=_PAIR + "check.expect.bitwise actual(%a) expected(%a) : vector<4xf32>",
+    example=_PAIR + "check.expect.bitwise actual(%a) expected(%a) : tensor<4xf32>",
 )
 EXPECT_CLOSE = _binary(
     "check.expect.close",
@@ -403,20 +481,21 @@ EXPECT_CLOSE = _binary(
         AttrDef("rtol", AttrKind.FLOAT),
         AttrDef("nan", AttrKind.ENUM, enum=EnumDef("nan", ("same", "different"))),
     ],
+    verifier=_verify_tolerance,
     extra_fmt=[
         Clause("atol", Attr("atol")),
         Clause("rtol", Attr("rtol")),
         Clause("nan", Attr("nan")),
     ],
     example=_PAIR + "check.expect.close actual(%a) expected(%a) atol(0.0001) rtol(0.0001) nan(same)"
-    " : vector<4xf32>",
+    " : tensor<4xf32>",
 )
 
 EXPECT_SHAPE = op(
     "check.expect.shape",
     "Expects a tensor of the given shape (static sizes mixed with index values).",
-    operands=[Operand("value", ANY), Operand("dims", INTEGER_OR_ADDRESS, variadic=True)],
-    attrs=[AttrDef("static_dims", AttrKind.I64_ARRAY)],
+    operands=[Operand("value", TENSOR), Operand("dims", INTEGER_OR_ADDRESS, variadic=True)],
+    attrs=[AttrDef("static_dims", AttrKind.I64_ARRAY, optional=True, doc="Absent: all dynamic.")],
     traits=[_IN_CASE],
     format=[
         Clause("value", Ref("value")),
@@ -427,8 +506,8 @@ EXPECT_SHAPE = op(
     builder="shape",
     examples=[
         _in_case(
-            "%a = check.generate.fill value(0.0) : vector<2x4xf32>\n"
-            "check.expect.shape value(%a) shape([2, 4]) : vector<2x4xf32>"
+            "%a = check.generate.fill value(0.0) : tensor<2x4xf32>\n"
+            "check.expect.shape value(%a) shape([2, 4]) : tensor<2x4xf32>"
         )
     ],
 )
@@ -436,43 +515,75 @@ EXPECT_SHAPE = op(
 EXPECT = op(
     "check.expect",
     "Expects a named custom validator provider to accept actual against expected.",
-    operands=[Operand("actual", ANY), Operand("expected", ANY)],
-    attrs=[_PROVIDER],
+    operands=[Operand("actual", SCALAR_OR_TENSOR), Operand("expected", SCALAR_OR_TENSOR)],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE, SameType(("actual", "expected"))],
     format=[
         TemplateParam("provider"),
         Clause("actual", Ref("actual")),
         Clause("expected", Ref("expected")),
-        AttrDict(),
+        Dictionary("attrs"),
         Kw(":"),
         TypeOf("actual"),
     ],
     builder="expect",
     examples=[
-        _in_case(_PAIR + 'check.expect<"topk.equal"> actual(%a) expected(%a) : vector<4xf32>')
+        _in_case(_PAIR + "check.expect<topk.equal> actual(%a) expected(%a) {k = 5} : tensor<4xf32>")
     ],
 )
 
 EXPECT_EVENT = op(
     "check.expect.event",
     "Expects a number of captured device events (sanitizer reports) matching given keys.",
-    attrs=[_PROVIDER],
+    attrs=[_PROVIDER, _ATTRS],
     traits=[_IN_CASE],
-    format=[TemplateParam("provider"), AttrDict()],
+    format=[TemplateParam("provider"), Dictionary("attrs")],
     builder="event",
-    examples=[_in_case('check.expect.event<"device">')],
+    examples=[
+        _in_case(
+            'check.expect.event<device> {asan = {access = "write"}, count = 1,'
+            ' type = "asan_report"}'
+        )
+    ],
 )
+
+_CASE_REF_KINDS = ("record", "func", "kernel")
+
+
+def _verify_benchmark(op, ctx) -> list[Violation]:  # noqa: ANN001
+    name = op.attributes.get("case_ref")
+    target = ctx.symbol(name)
+    if target is None or target.name == CASE.name:
+        return []
+    return [
+        Violation("SYMBOL/003", f"'@{name}' is a '{target.name}'; expected check case", "case_ref")
+    ]
+
 
 BENCHMARK = op(
     "check.benchmark",
     "A benchmark record over a case, fixing some of its parameters.",
-    attrs=[AttrDef("case_ref", AttrKind.SYMBOL), AttrDef("benchmark", AttrKind.SYMBOL)],
-    traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", ("record",))],
-    format=[TemplateParam("case_ref"), SymbolRef("benchmark"), AttrDict()],
+    attrs=[
+        AttrDef("case_ref", AttrKind.SYMBOL),
+        AttrDef("benchmark", AttrKind.SYMBOL, optional=True),
+        AttrDef("attrs", AttrKind.DICT, optional=True, doc="Parameter values it fixes."),
+    ],
+    # any function-like or record symbol resolves; _verify_benchmark wants a check.case
+    traits=[Symbol("benchmark", kind="record"), SymbolUse("case_ref", _CASE_REF_KINDS)],
+    verifier=_verify_benchmark,
+    format=[
+        TemplateParam("case_ref"),
+        OptionalGroup("benchmark", SymbolRef("benchmark")),
+        Dictionary("attrs"),
+    ],
     builder="benchmark",
     examples=[
         Example(
-            "check.case @sweep {\n  check.return\n}\ncheck.benchmark<@sweep> @sweep_latency",
+            "check.case @sweep {\n"
+            '  %m = check.param.choice values([8, 16]) name("m") : index\n'
+            "  check.return\n}\n"
+            "check.benchmark<@sweep> @sweep_latency {m = 16}\n"
+            "check.benchmark<@sweep>",
             top_level=True,
         )
     ],
@@ -502,3 +613,8 @@ OPS = (
     BENCHMARK,
     TENSOR_VIEW,
 )
+
+# Requirement provider names upstream's runner registers (check.requires<NAME> / skip_if<NAME>);
+# the reference runner (loom.check) implements them.
+TARGET_FEATURE = "target.feature"
+DEVICE_MEMORY = "device.memory"

@@ -527,8 +527,10 @@ def _launch_signature(op, ctx, callee_kinds: tuple[str, ...], entry: bool) -> li
             )
             continue
         for i, (v, p) in enumerate(zip(vals, params)):
+            # A buffer parameter binds a view's storage, or a check case's tensor storage.
             if v.type != p.type and not (
-                p.type is BUFFER_T.fixed and getattr(v.type, "kind", None) is TypeKind.VIEW
+                p.type is BUFFER_T.fixed
+                and getattr(v.type, "kind", None) in (TypeKind.VIEW, TypeKind.TENSOR)
             ):
                 out.append(
                     Violation(

@@ -792,6 +792,55 @@ class AttrDict(FormatElement):
 
 
 @dataclass(frozen=True)
+class Dictionary(FormatElement):
+    """``{key = value, ...}`` of one dictionary attribute (kind ``dict``); omitted when absent
+    or empty, ``{}`` accepted. Keys print sorted; values are strings, numbers, ``true`` /
+    ``false``, int lists or nested dictionaries (spelled by the context's dict kind)."""
+
+    field: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        if c.op.attributes.get(self.field):
+            c.tokens.append(c.attr_text(self.field))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a = pc.decl.attr(self.field)
+        if a is None:
+            raise ValueError(f"'{pc.decl.name}' Dictionary names unknown attribute '{self.field}'")
+        name, value = self.field, pc.attr_value
+
+        def dictionary(p: Any, s: Any) -> None:
+            if p.peek() == "{":
+                d = value(p, a)
+                if d:
+                    s.attrs[name] = d
+
+        return [dictionary]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = a.get({self.field!r})")
+        g.emit(f"{var} = attr_text('dict', {var}) if {var} else ''")
+        g.branch(var, lambda: g.token(expr=var))
+
+    def fast_code(self, g: Ctx) -> None:
+        # A written dictionary takes the general parse plan; an absent one costs one test.
+        g.emit("if i < n and toks[i] == '{':")
+        g.emit("    return None")
+
+    def line_code(self, g: Ctx) -> None:
+        g.unsupported()
+
+
+@dataclass(frozen=True)
 class PredicateList(FormatElement):
     """``[mul(%a, 16), range(%n, 1, 4)]``; never glued; ``[]`` when empty."""
 
@@ -1529,6 +1578,7 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     Glue,
     Clause,
     AttrDict,
+    Dictionary,
     OptionalGroup,
     BlockArgs,
     RegionArg,

@@ -1,6 +1,13 @@
 """Loom IR core: types, values, operations, blocks, regions, modules and locations."""
 
-from loom.ir.attributes import DYNAMIC_INDEX, PREDICATE_ARITY, FloatLiteral, Predicate
+from loom.ir.attributes import (
+    DYNAMIC_INDEX,
+    EMPTY_DICT,
+    PREDICATE_ARITY,
+    DictAttr,
+    FloatLiteral,
+    Predicate,
+)
 from loom.ir.locations import (
     LOCATION_UNKNOWN,
     FileLocation,
@@ -46,6 +53,7 @@ from loom.ir.types import (
     Type,
     TypeKind,
     opaque_type,
+    tensor_type,
     vector_type,
     view_type,
 )
@@ -55,6 +63,8 @@ __all__ = [
     "BF16",
     "BUFFER_TYPE",
     "DYNAMIC_INDEX",
+    "EMPTY_DICT",
+    "DictAttr",
     "EMPTY_ATTRS",
     "F16",
     "F32",
@@ -98,6 +108,7 @@ __all__ = [
     "freeze_attributes",
     "type_to_text",
     "opaque_type",
+    "tensor_type",
     "vector_type",
     "view_type",
 ]

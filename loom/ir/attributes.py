@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from loom.ir.values import Value
 
@@ -55,3 +57,50 @@ PREDICATE_ARITY = {
     "range": 3,
 }
 """Number of arguments each predicate kind takes."""
+
+
+class DictAttr(Mapping):
+    """An immutable dictionary attribute value (``{k = 1, name = "x", nested = {...}}``).
+
+    Keys are strings, kept sorted; values are bools, ints, floats, strings, int tuples or
+    nested :class:`DictAttr`. Hashable and comparable like a tuple of its items."""
+
+    __slots__ = ("_items", "_map")
+
+    def __init__(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> None:
+        pairs = items.items() if isinstance(items, Mapping) else items
+        norm = []
+        for k, v in pairs:
+            if not isinstance(k, str):
+                raise TypeError(f"a dictionary attribute key is a string, got {k!r}")
+            norm.append((k, DictAttr(v) if isinstance(v, Mapping) else v))
+        norm.sort(key=lambda kv: kv[0])
+        self._items: tuple[tuple[str, Any], ...] = tuple(norm)
+        self._map = dict(norm)
+        if len(self._map) != len(norm):
+            raise ValueError("duplicate key in a dictionary attribute")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._map[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DictAttr) and other._items == self._items
+
+    def __hash__(self) -> int:
+        return hash(("dict", self._items))
+
+    def __repr__(self) -> str:
+        return f"DictAttr({dict(self._items)!r})"
+
+    def __reduce__(self):  # noqa: ANN204
+        return (DictAttr, (self._items,))
+
+
+EMPTY_DICT = DictAttr()
+"""The empty dictionary attribute."""

@@ -13,7 +13,6 @@ from loom.ir.types import (
     ScalarType,
     ShapedType,
     Type,
-    TypeKind,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def type_to_text(t: Type, name_of: Callable[[Value], str] = _default_name) -> st
         if t.encoding is not None:
             enc = t.encoding if isinstance(t.encoding, str) else f"%{name_of(t.encoding)}"
             body += f", {enc}"
-        return f"{'view' if t.kind is TypeKind.VIEW else 'vector'}<{body}>"
+        return f"{t.kind.value}<{body}>"
     if isinstance(t, FunctionType):
         ins = ", ".join(type_to_text(x, name_of) for x in t.inputs)
         outs = ", ".join(type_to_text(x, name_of) for x in t.results)

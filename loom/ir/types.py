@@ -21,6 +21,7 @@ class TypeKind(Enum):
     BUFFER = "buffer"
     VIEW = "view"
     VECTOR = "vector"
+    TENSOR = "tensor"
     FUNCTION = "function"
     OPAQUE = "opaque"
 
@@ -203,7 +204,10 @@ Dim = StaticDim | DynamicDim
 
 
 class ShapedType(Type):
-    """``view<...>`` or ``vector<...>``: dims, an element type and an optional layout."""
+    """``view<...>``, ``vector<...>`` or ``tensor<...>``: dims, an element type, optional layout.
+
+    A ``tensor`` is a value-semantic dense row-major array of a check case (host data, no
+    layout, any rank including 0); views and vectors are the kernel-side shapes."""
 
     __slots__ = ("kind", "element_type", "dims", "encoding")
 
@@ -214,8 +218,8 @@ class ShapedType(Type):
         dims: tuple[Dim | int, ...] | list[Dim | int],
         encoding: str | Value | None = None,
     ) -> None:
-        if type_kind not in (TypeKind.VIEW, TypeKind.VECTOR):
-            raise ValueError(f"shaped types are views or vectors, not {type_kind.value}")
+        if type_kind not in (TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR):
+            raise ValueError(f"shaped types are views, vectors or tensors, not {type_kind.value}")
         if not isinstance(element_type, ScalarType):
             raise TypeError(f"element type must be a scalar type, got {element_type!r}")
         norm = tuple(StaticDim(d) if isinstance(d, int) else d for d in dims)
@@ -227,6 +231,8 @@ class ShapedType(Type):
                 raise ValueError("a vector type needs rank >= 1")
             if encoding is not None:
                 raise ValueError("a vector type has no layout")
+        if type_kind is TypeKind.TENSOR and encoding is not None:
+            raise ValueError("a tensor type has no layout")
         self.kind = type_kind
         self.element_type = element_type
         self.dims = norm
@@ -268,6 +274,17 @@ def view_type(
         element_type,
         tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
         layout,
+    )
+
+
+def tensor_type(element_type: ScalarType, *dims: Dim | int | Value) -> ShapedType:
+    """Convenience: ``tensor_type(F32, m_value, 4)`` is ``tensor<[%m]x4xf32>``."""
+    from loom.ir.values import Value
+
+    return ShapedType(
+        TypeKind.TENSOR,
+        element_type,
+        tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
     )
 
 

@@ -75,6 +75,10 @@ LAYOUT_NONE = 0
 LAYOUT_NAMED = 1
 LAYOUT_VALUE = 2
 
+TYPE_TENSOR = 7  # a shaped type kind like view and vector (6 is the func.ref type)
+SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
+"""Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
+
 SCALAR_ORDER = (
     "index",
     "offset",
@@ -137,7 +141,9 @@ ATTR_TYPE_ARRAY = 9
 ATTR_PREDICATES = 10
 ATTR_TUPLE = 11
 ATTR_TYPE = 12
-ATTR_TAG_COUNT = 13
+ATTR_DICT = 13
+"""A dictionary: entry count, then (key string id, tagged value) per entry, keys sorted."""
+ATTR_TAG_COUNT = 14
 
 PRED_VALUE = 0
 PRED_INT = 1

@@ -39,6 +39,7 @@ from loom.ir import (
     BUFFER_TYPE,
     PREDICATE_ARITY,
     Block,
+    DictAttr,
     DynamicDim,
     FileLocation,
     FloatLiteral,
@@ -446,7 +447,7 @@ class _Reader:
             if t is None:
                 raise st.error(E_STRUCTURE, k, f"unknown type name {name!r}")
             return t, k + 2
-        if kind in (L.TYPE_VIEW, L.TYPE_VECTOR):
+        if kind in L.SHAPED_TYPE_KINDS:
             elem = self.scalar(st, k + 1)
             rank = st.count(k + 2, "rank", 2)
             k += 3
@@ -485,9 +486,7 @@ class _Reader:
             else:
                 raise st.error(E_STRUCTURE, k, f"unknown layout tag {tag} (expected 0, 1 or 2)")
             try:
-                t = ShapedType(
-                    TypeKind.VIEW if kind == L.TYPE_VIEW else TypeKind.VECTOR, elem, dims, layout
-                )
+                t = ShapedType(TypeKind(L.SHAPED_TYPE_KINDS[kind]), elem, dims, layout)
             except (ValueError, TypeError) as e:
                 raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
             return t, k
@@ -902,6 +901,22 @@ class _Reader:
                 x, k = self.attr_value(st, k, depth + 1)
                 items.append(x)
             return tuple(items), k
+        if tag == L.ATTR_DICT:
+            if depth >= L.MAX_ATTR_NESTING:
+                raise st.error(
+                    E_STRUCTURE, k, f"dictionaries nest deeper than {L.MAX_ATTR_NESTING} levels"
+                )
+            n = st.count(k + 1, "dictionary length", 2)
+            k += 2
+            entries = []
+            for _ in range(n):
+                key = self.strings[st.index(k, len(self.strings), "dictionary key")]
+                x, k = self.attr_value(st, k + 1, depth + 1)
+                entries.append((key, x))
+            keys = [e[0] for e in entries]
+            if keys != sorted(set(keys)):
+                raise st.error(E_STRUCTURE, k, "dictionary keys are not sorted and unique")
+            return DictAttr(entries), k
         raise st.error(
             E_ATTR_KIND, k, f"unknown attribute kind tag {tag} (expected 0..{L.ATTR_TAG_COUNT - 1})"
         )

@@ -22,6 +22,7 @@ from loom.format.bytecode.encoding import (
 from loom.ir import (
     Block,
     BufferType,
+    DictAttr,
     DynamicDim,
     FileLocation,
     FloatLiteral,
@@ -42,6 +43,7 @@ from loom.ir import (
 from loom.registry import OpRegistry, as_registry
 
 _F64 = struct.Struct("<d")
+_SHAPED_TAG = {TypeKind(v): k for k, v in L.SHAPED_TYPE_KINDS.items()}
 
 
 def _fail(message: str) -> BytecodeError:
@@ -136,7 +138,7 @@ class _Writer:
             entry = [L.TYPE_OPAQUE, self.sid(t.name)]
         elif isinstance(t, ShapedType):
             entry = [
-                L.TYPE_VIEW if t.kind is TypeKind.VIEW else L.TYPE_VECTOR,
+                _SHAPED_TAG[t.kind],
                 L.ORDINAL_OF_SCALAR[t.element_type],
                 len(t.dims),
             ]
@@ -380,6 +382,13 @@ class _Writer:
             out += (L.ATTR_TYPE, self.tid(value))
         elif isinstance(value, tuple):
             self.attr_tuple(out, value, what, depth)
+        elif isinstance(value, DictAttr):
+            if depth >= L.MAX_ATTR_NESTING:
+                raise _fail(f"{what}: dictionaries nest deeper than {L.MAX_ATTR_NESTING} levels")
+            out += (L.ATTR_DICT, len(value))
+            for key, x in value.items():
+                out.append(self.sid(key))
+                self.attr_value(out, x, what, depth + 1)
         else:
             raise _fail(f"{what}: cannot encode a value of type {type(value).__name__}")
 

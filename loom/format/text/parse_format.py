@@ -39,6 +39,7 @@ from loom.format.text.tokenizer import (
 from loom.ir import (
     PREDICATE_ARITY,
     Block,
+    DictAttr,
     FloatLiteral,
     Operation,
     Predicate,
@@ -241,6 +242,10 @@ def attr_value(p: Parser, a: AttrDef) -> Any:
         return _bracketed(p, lambda q: q.parse_type())
     if k == AttrKind.PREDICATES:
         return _bracketed(p, _predicate)
+    if k == AttrKind.NAME:
+        return _name(p)
+    if k == AttrKind.DICT:
+        return dict_value(p)
     raise p.error("PARSE/003", f"attribute '{a.name}' of kind {k} cannot be written in text")
 
 
@@ -262,6 +267,10 @@ def _attr_probe(a: AttrDef | None) -> Probe:
         return lambda p: p.peek() in ("true", "false")
     if k in (AttrKind.I64_ARRAY, AttrKind.TYPE_ARRAY, AttrKind.PREDICATES, AttrKind.BLOCK_LIST):
         return lambda p: p.peek() == "["
+    if k == AttrKind.NAME:
+        return lambda p: _is_ident(p.peek()) or (p.peek() or " ")[0] == '"'
+    if k == AttrKind.DICT:
+        return lambda p: p.peek() == "{"
     return lambda p: (
         _is_number(p.peek()) or (k == AttrKind.NUMBER and p.peek() in ("true", "false"))
     )
@@ -276,6 +285,49 @@ def _is_number(tok: str | None) -> bool:
         return False
     c = tok[0]
     return is_digit(c) or (c == "-" and tok != "->") or tok in ("inf", "nan")
+
+
+def _name(p: Parser) -> str:
+    """A dotted name written bare (``reference.matmul``) or, as an older spelling, quoted."""
+    tok = p.peek()
+    if tok is not None and tok[0] == '"':
+        return p.string()
+    return _ident(p, "a dotted name such as 'reference.matmul'")
+
+
+MAX_DICT_NESTING = 16
+"""Deepest nesting of dictionary attribute values."""
+
+
+def dict_value(p: Parser, depth: int = 0) -> DictAttr:
+    """``{key = value, ...}``: keys are identifiers or strings, values strings, numbers,
+    ``true``/``false``, ``[int, ...]`` or nested dictionaries."""
+    if depth >= MAX_DICT_NESTING:
+        raise p.error("PARSE/015", f"dictionaries nested more than {MAX_DICT_NESTING} deep", p.i)
+    p.expect("{")
+    items: dict[str, Any] = {}
+    while p.peek() != "}":
+        if items:
+            p.expect(",")
+        ki = p.i
+        tok = p.peek()
+        key = p.string() if tok is not None and tok[0] == '"' else _ident(p, "a dictionary key")
+        if key in items:
+            raise p.error("PARSE/020", f"duplicate key '{key}' in the dictionary", ki)
+        p.expect("=")
+        tok = p.peek()
+        if tok == "{":
+            items[key] = dict_value(p, depth + 1)
+        elif tok is not None and tok[0] == '"':
+            items[key] = p.string()
+        elif tok in ("true", "false"):
+            items[key] = _bool(p)
+        elif tok == "[":
+            items[key] = _bracketed(p, lambda q: q.integer())
+        else:
+            items[key] = _number(p, AttrKind.NUMBER)
+    p.i += 1
+    return DictAttr(items)
 
 
 # ---------------------------------------------------------------------- value lists

@@ -59,6 +59,8 @@ _DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\]
 _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
 _PUNCTUATION = frozenset("(){}[]<>=:,|*?")
 _REFS = re.compile(r"%[A-Za-z0-9_$-]+").findall
+_SHAPED_PREFIXES = ("view<", "vector<", "tensor<")
+_SHAPED_KINDS = {"vi": TypeKind.VIEW, "ve": TypeKind.VECTOR, "te": TypeKind.TENSOR}
 _NAMED_TYPES: dict[str, Type] = NAMED_TYPES
 _NO_TABLE = 1 << 62
 """A floor id above every value id: the line paths then look every name up in the scopes."""
@@ -438,7 +440,7 @@ class Parser:
         if t is not None:
             self.i = i + 1
             return t
-        if tok.startswith(("view<", "vector<")):
+        if tok.startswith(_SHAPED_PREFIXES):
             t = self.shaped_cache.get(tok)
             if t is None:
                 t = self._dynamic_shaped(tok, i)
@@ -452,8 +454,8 @@ class Parser:
             raise self.error(
                 "PARSE/007",
                 f"unknown type '{tok}'; expected index, offset, i1, "
-                "i8, i16, i32, i64, f16, bf16, f32, f64, buffer, view<...> or "
-                "vector<...>",
+                "i8, i16, i32, i64, f16, bf16, f32, f64, buffer, view<...>, "
+                "vector<...> or tensor<...>",
             )
         raise self.expected("a type")
 
@@ -462,7 +464,7 @@ class Parser:
         t = _NAMED_TYPES.get(tok)
         if t is not None:
             return t
-        if tok.startswith(("view<", "vector<")):
+        if tok.startswith(_SHAPED_PREFIXES):
             t = self.shaped_cache.get(tok)
             if t is None:
                 try:
@@ -491,7 +493,8 @@ class Parser:
         return t
 
     def _shaped(self, tok: str, index: int) -> Type:
-        is_view = tok[1] == "i"
+        kind = _SHAPED_KINDS[tok[:2]]
+        is_view = kind is TypeKind.VIEW
         body = tok[tok.index("<") + 1 : -1]
         dims: list[Any] = []
         pos = 0
@@ -532,7 +535,7 @@ class Parser:
             text = m.group(2)
             if not is_view:
                 raise self.error(
-                    "PARSE/004", f"invalid type '{tok}': a vector has no layout", index
+                    "PARSE/004", f"invalid type '{tok}': a {kind.value} has no layout", index
                 )
             if text[0] == "#" and " " not in text:
                 layout = text
@@ -546,7 +549,7 @@ class Parser:
                     index,
                 )
         try:
-            t = ShapedType(TypeKind.VIEW if is_view else TypeKind.VECTOR, elem, dims, layout)
+            t = ShapedType(kind, elem, dims, layout)
         except (ValueError, TypeError) as e:
             raise self.error("PARSE/004", f"invalid type '{tok}': {e}", index) from None
         if not dynamic:

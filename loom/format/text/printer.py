@@ -20,6 +20,7 @@ from loom.format.text.print_plan import GLUE, Fallback, PrintPlan
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
+    DictAttr,
     FileLocation,
     FusedLocation,
     Module,
@@ -501,6 +502,10 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return "[" + ", ".join("^" + x for x in value) + "]"
     if kind == AttrKind.UNIT:
         return "true"
+    if kind == AttrKind.NAME:
+        return value if _is_dotted(value) else quote_string(value)
+    if isinstance(value, DictAttr):
+        return dict_text(value)
     if isinstance(value, str):
         return quote_string(value)
     if isinstance(value, (bool, int, float)):
@@ -514,6 +519,28 @@ def attr_value_text(kind: str | None, value: Any) -> str:
     if isinstance(value, Type):
         return type_text(value)
     raise LoomPrintError(f"cannot print attribute value {value!r}")
+
+
+def _is_word(text: str) -> bool:
+    """An ASCII identifier (``[A-Za-z_][A-Za-z0-9_$]*``)."""
+    return (
+        text.isascii()
+        and text[:1].isalpha() | (text[:1] == "_")
+        and text.replace("_", "a").replace("$", "a").isalnum()
+    )
+
+
+def _is_dotted(text: str) -> bool:
+    return all(_is_word(part) for part in text.split("."))
+
+
+def dict_text(value: DictAttr) -> str:
+    """``{key = value, ...}`` with sorted keys (keys that are not identifiers quoted)."""
+    entries = []
+    for key, v in value.items():
+        k = key if _is_word(key) and key not in ("true", "false") else quote_string(key)
+        entries.append(f"{k} = {attr_value_text(None, v)}")
+    return "{" + ", ".join(entries) + "}"
 
 
 def _attr_dict_text(decl: OpDef, consumed: frozenset[str], attrs: Any) -> str:
