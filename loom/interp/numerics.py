@@ -176,8 +176,29 @@ def _round_float(s: str, a: np.ndarray) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
+_TIES = {"f32": (29, 2.0**-126), "f16": (42, 2.0**-14)}
+"""Float type -> (float64 significand bits its rounding drops, its smallest normal)."""
+
+
 def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
+    tie = _TIES.get(t.spelling)
+    if tie is not None and type(a) is np.ndarray and a.ndim == 1:
+        # rounding the float64 sum again is one correct rounding of the exact sum unless the
+        # sum is a tie of the narrow type or in its subnormal range: only then the exact
+        # round-to-odd path below can change the result (in place: fresh lane-sized
+        # temporaries cost page faults)
+        s = a.astype(np.float64)
+        np.multiply(s, b, out=s)
+        np.add(s, c, out=s)
+        drop, tiny = tie
+        tmp = np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1))
+        suspect = tmp == np.uint64(1 << (drop - 1))
+        mag = tmp.view(np.float64)
+        np.abs(s, out=mag)
+        suspect |= mag < tiny
+        if not suspect.any():
+            return s.astype(_VALUE_DTYPES[t.spelling])
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, dtype=np.float64)
     s = p + c64
