@@ -79,6 +79,24 @@ def positions(f: Fact, extents: tuple) -> np.ndarray:
     return np.broadcast_to(v, extents).reshape(-1)
 
 
+def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
+    """Write :func:`positions` of ``f`` into the flat int64 array ``out`` (the last varying
+    axis is added while writing: no lane-sized temporary)."""
+    terms = []
+    for d, (c, e) in enumerate(zip(f[1], extents)):
+        if c and e > 1:
+            shape = [1] * len(extents)
+            shape[d] = e
+            terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
+    v: Any = np.int64(f[0])
+    for t in terms[:-1]:
+        v = v + t
+    if terms:
+        np.add(v, terms[-1], out=out.reshape(extents))
+    else:
+        out.fill(f[0])
+
+
 def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.ndarray | None:
     """A strided view of ``data`` (bytes) with element ``f`` per lane (None when misaligned)."""
     size = dtype.itemsize

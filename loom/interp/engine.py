@@ -271,10 +271,19 @@ class BaseContext:
                         if mask is not None and not mask.any():
                             return ()
                         count = self.n if mask is None else int(np.count_nonzero(mask))
-                    rule = None
+                    fact = None
                 else:
                     rule = step.aff if self.track_affine else None
-                    if step.invariant and memo is not None:
+                    fact = res = None
+                    if rule is not None:
+                        affs = tuple(aff[i] for i in ins)
+                        if not ins or any(a is not None for a in affs):
+                            fact = rule(self, step, [env[i] for i in ins], affs)
+                            if fact is not None and ins:
+                                res = self._from_fact(step, fact)
+                    if res is not None:
+                        pass
+                    elif step.invariant and memo is not None:
                         # lane-uniform operands: reuse the result of an earlier chunk
                         key = [env[i] for i in step.keys]
                         hit = memo.get(step.index)
@@ -294,15 +303,7 @@ class BaseContext:
                 if len(outs) == 1:
                     o = outs[0]
                     env[o] = res
-                    if rule is None:
-                        aff[o] = None
-                    else:
-                        affs = tuple(aff[i] for i in ins)
-                        aff[o] = (
-                            rule(self, step, [env[i] for i in ins], affs)
-                            if not ins or any(a is not None for a in affs)
-                            else None
-                        )
+                    aff[o] = fact
                 elif outs:
                     for s, v in zip(outs, res):
                         env[s] = v
@@ -310,6 +311,23 @@ class BaseContext:
             return ()
         finally:
             self.mask = outer
+
+    def _from_fact(self, step: Any, fact: A.Fact) -> np.ndarray | None:
+        """The result of an op with an affine rule, computed from its fact (the fact is its
+        value on every lane): one pass instead of the op's arithmetic and domain checks, when
+        the fact's span over the chunk is inside the result's domain (no lane can fail) and
+        it varies over the lanes; else None (the op's semantics run)."""
+        ext = self.extents
+        if not any(c and e > 1 for c, e in zip(fact[1], ext)):
+            return None
+        lo, hi = A.span(fact, ext)
+        if lo < step.floor or hi >= 2**63:
+            return None
+        out = self.out_array(step, _I64)
+        if out is None:
+            out = self.produced(step, np.empty(self.n, _I64))
+        A.fill_positions(fact, ext, out)
+        return out
 
     @property
     def affs(self) -> tuple:
