@@ -57,6 +57,8 @@ FAST_PATHS = True
 slice accesses): tests compare both and demand identical memory, findings and errors."""
 SPARE_BYTES = 32 << 20
 """Most memory of dead lane arrays a compiled kernel keeps between launches."""
+MAX_GUARDED_MASKS = 16
+"""Most masks whose guards (see :meth:`GridContext.guard`) a chunk remembers (the latest)."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -404,6 +406,15 @@ class BaseContext:
             return cond
         return self.mask & cond
 
+    def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
+        """Note that ``lo <= fact <= hi`` on every lane where the bool lane array ``cond``
+        holds (a comparison of an affine index against a uniform bound; only the grid engine
+        uses it)."""
+
+    def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
+        """Bounds of ``fact`` over the active lanes from the guards of the mask (or None)."""
+        return None
+
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
         func = self._func_of_env()
@@ -507,6 +518,8 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._guards: dict[int, tuple] = {}
+        """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
         try:
             self.run_func(self.plan.body, args)
         finally:
@@ -650,6 +663,84 @@ class GridContext(BaseContext):
     def coords_of_item(self, item: int) -> Any:
         """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id."""
         return item_coords(item, self.counts, self.sizes)
+
+    # -------------------------------------------------------------- guards
+
+    def active(self, cond: Any) -> Any:
+        """``cond`` restricted to the active lanes (guards of both carry over)."""
+        mask = self.mask
+        if mask is None:
+            return cond
+        out = mask & cond
+        if type(out) is np.ndarray:
+            both = self._guards_of(mask) + self._guards_of(cond)
+            if both:
+                self._note(out, both)
+        return out
+
+    def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
+        if type(cond) is np.ndarray and self.extents:
+            self._note(cond, ((fact, lo, hi),))
+
+    def _note(self, mask: np.ndarray, guards: tuple) -> None:
+        table = self._guards
+        if len(table) >= MAX_GUARDED_MASKS:
+            del table[next(iter(table))]
+        table[id(mask)] = (mask, guards)
+
+    def _guards_of(self, mask: Any) -> tuple:
+        entry = self._guards.get(id(mask))
+        return entry[1] if entry is not None and entry[0] is mask else ()
+
+    def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
+        """Bounds of ``fact`` over the active lanes: its span over the chunk narrowed by every
+        guard of the mask on a fact with the same coefficients (then they differ by a
+        constant)."""
+        guards = self._guards_of(self.mask)
+        if not guards:
+            return None
+        lo, hi = A.span(fact, self.extents)
+        found = False
+        for g, glo, ghi in guards:
+            if g[1] == fact[1]:
+                d = fact[0] - g[0]
+                if glo is not None:
+                    lo = max(lo, glo + d)
+                if ghi is not None:
+                    hi = min(hi, ghi + d)
+                found = True
+        return (lo, hi) if found else None
+
+    def guard_box(self) -> tuple | None:
+        """Slices (one per lane axis) of a box holding every active lane, from the mask's
+        guards on facts that vary along one lane axis (None when there are none)."""
+        guards = self._guards_of(self.mask)
+        ext = self.extents
+        box = None
+        for g, glo, ghi in guards:
+            axes = [d for d, (c, e) in enumerate(zip(g[1], ext)) if c and e > 1]
+            if len(axes) != 1:
+                continue
+            d = axes[0]
+            c = g[1][d]
+            # glo <= g0 + c * i <= ghi for the lane index i along axis d
+            lo, hi = 0, ext[d] - 1
+            if c > 0:
+                if glo is not None:
+                    lo = max(lo, -((g[0] - glo) // c))
+                if ghi is not None:
+                    hi = min(hi, (ghi - g[0]) // c)
+            else:
+                if ghi is not None:
+                    lo = max(lo, -((ghi - g[0]) // -c))
+                if glo is not None:
+                    hi = min(hi, (g[0] - glo) // -c)
+            if box is None:
+                box = [(0, e - 1) for e in ext]
+            box[d] = (max(box[d][0], lo), min(box[d][1], hi))
+        if box is None:
+            return None
+        return tuple(slice(a, max(a, b + 1)) for a, b in box)
 
     # -------------------------------------------------------------- lanes
 
@@ -980,7 +1071,8 @@ class GridContext(BaseContext):
                 np.copyto(vals.reshape(ext), view)
             else:
                 vals = np.zeros(self.n, dtype)
-                np.copyto(vals.reshape(ext), view, where=m)
+                sub = self.guard_box() or ()
+                np.copyto(vals.reshape(ext)[sub], view[sub], where=m[sub])
             if check:
                 self._check(step, buf, san.FancyIndex(pos), lanes, None)
             return None, None, vals
@@ -995,7 +1087,8 @@ class GridContext(BaseContext):
         if m is None:
             view[...] = src
         else:
-            np.copyto(view, src, where=m)
+            sub = self.guard_box() or ()
+            np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
         return None, None, True
 
     def _lanes_and_addr(

@@ -197,8 +197,16 @@ def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
         mag = tmp.view(np.float64)
         np.abs(s, out=mag)
         suspect |= mag < tiny
-        if not suspect.any():
-            return s.astype(_VALUE_DTYPES[t.spelling])
+        out = s.astype(_VALUE_DTYPES[t.spelling])
+        if suspect.any():
+            at = np.flatnonzero(suspect)
+            b, c = (v[at] if np.ndim(v) else v for v in (b, c))
+            out[at] = _fma_exact(t, a[at], b, c)
+        return out
+    return _fma_exact(t, a, b, c)
+
+
+def _fma_exact(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, dtype=np.float64)
     s = p + c64

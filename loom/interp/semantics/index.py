@@ -187,7 +187,34 @@ def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
             return r
     if unsigned:
         a, b = a.view(np.uint64), b.view(np.uint64)
-    return fn(a, b)
+    r = fn(a, b)
+    if type(r) is np.ndarray and predicate in _GUARDS:
+        _note_guard(ctx, predicate, a, b, r)
+    return r
+
+
+_GUARDS = {
+    # predicate -> bounds (lo, hi) of the affine left operand given the uniform right one b,
+    # and of the affine right operand given the uniform left one a
+    "slt": (lambda b: (None, b - 1), lambda a: (a + 1, None)),
+    "sle": (lambda b: (None, b), lambda a: (a, None)),
+    "sgt": (lambda b: (b + 1, None), lambda a: (None, a - 1)),
+    "sge": (lambda b: (b, None), lambda a: (None, a)),
+    "eq": (lambda b: (b, b), lambda a: (a, a)),
+}
+
+
+def _note_guard(ctx: Any, predicate: str, a: Any, b: Any, r: np.ndarray) -> None:
+    """Tell the engine the bounds an affine operand has where the comparison holds (a guard:
+    loads and stores under it check bounds and restrict work from the bounds)."""
+    affs = ctx.affs
+    if len(affs) != 2:
+        return
+    left, right = _GUARDS[predicate]
+    if affs[0] is not None and type(b) is not np.ndarray:
+        ctx.guard(r, affs[0], *left(int(b)))
+    elif affs[1] is not None and type(a) is not np.ndarray:
+        ctx.guard(r, affs[1], *right(int(a)))
 
 
 @semantics("index.cast")

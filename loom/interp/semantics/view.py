@@ -113,6 +113,10 @@ def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
     the flat lane index (a bounds guard's last partial workgroup), else from the lane values
     under the mask (a guard at a tile's edge)."""
     mask = ctx.mask
+    if type(mask) is np.ndarray:
+        known = ctx.guard_bounds(f)
+        if known is not None:
+            return known
     k = A.flat_stride(f[1], ctx.extents)
     if k is None and type(mask) is np.ndarray:
         if not mask.any():
