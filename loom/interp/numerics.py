@@ -180,6 +180,20 @@ _TIES = {"f32": (29, 2.0**-126), "f16": (42, 2.0**-14)}
 """Float type -> (float64 significand bits its rounding drops, its smallest normal)."""
 
 
+_SCRATCH: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two float64/uint64 work arrays of ``n`` elements, kept for the next call (fresh
+    lane-sized memory costs a page fault per page; a launch calls with one or two sizes)."""
+    pair = _SCRATCH.get(n)
+    if pair is None:
+        if len(_SCRATCH) >= 4:
+            _SCRATCH.clear()
+        pair = _SCRATCH[n] = (np.empty(n, np.float64), np.empty(n, np.uint64))
+    return pair
+
+
 def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
     tie = _TIES.get(t.spelling)
@@ -188,11 +202,11 @@ def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
         # sum is a tie of the narrow type or in its subnormal range: only then the exact
         # round-to-odd path below can change the result (in place: fresh lane-sized
         # temporaries cost page faults)
-        s = a.astype(np.float64)
-        np.multiply(s, b, out=s)
+        s, tmp = _scratch(a.size)
+        np.multiply(a, b, out=s, dtype=np.float64)
         np.add(s, c, out=s)
         drop, tiny = tie
-        tmp = np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1))
+        np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1), out=tmp)
         suspect = tmp == np.uint64(1 << (drop - 1))
         mag = tmp.view(np.float64)
         np.abs(s, out=mag)
