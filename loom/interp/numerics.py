@@ -7,6 +7,8 @@ always exactly representable in bfloat16 (every bf16 result is rounded with :fun
 
 from __future__ import annotations
 
+import math
+import struct
 from typing import Any
 
 import numpy as np
@@ -217,7 +219,24 @@ def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
             b, c = (v[at] if np.ndim(v) else v for v in (b, c))
             out[at] = _fma_exact(t, a[at], b, c)
         return out
+    if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
+        return _fma_uniform(t, float(a), float(b), float(c))
     return _fma_exact(t, a, b, c)
+
+
+def _fma_uniform(t: ScalarType, a: float, b: float, c: float) -> Any:
+    """:func:`fma_round` of single values in Python floats (the stepper's case)."""
+    p = a * b
+    s = p + c
+    if not math.isfinite(s) or not math.isfinite(p):
+        return _fma_exact(t, np.float64(a), np.float64(b), np.float64(c))
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    if err and not struct.unpack("<Q", struct.pack("<d", s))[0] & 1:
+        s = math.nextafter(s, math.inf if err > 0 else -math.inf)  # round to odd
+    if t.spelling in _TIES:
+        return _VALUE_DTYPES[t.spelling].type(s)  # one rounding (callers ignore overflow)
+    return round_float(t, s)
 
 
 def _fma_exact(t: ScalarType, a: Any, b: Any, c: Any) -> Any:

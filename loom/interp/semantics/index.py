@@ -20,9 +20,11 @@ _I64 = np.int64
 
 
 def _domain(ctx: Any, step: Any, r: Any, bad: Any, *args: Any) -> Any:
-    t = rtype(step)
-    if t.spelling == "offset":
+    if step.floor == 0:  # offsets are never negative
         bad = bad | (r < 0)
+    if not (bad.any() if type(bad) is np.ndarray else bad):
+        return r
+    t = rtype(step)
     ctx.check(
         step,
         bad,
@@ -74,6 +76,9 @@ def _sub(ctx: Any, step: Any, a: Any, b: Any) -> Any:
 
 
 def _mul_overflow(a: Any, b: Any) -> Any:
+    if type(a) is not np.ndarray and type(b) is not np.ndarray:
+        # uniform operands (always so in the stepper): exact Python-int arithmetic
+        return not -(2**63) <= int(a) * int(b) < 2**63
     approx = np.abs(np.multiply(a, b, dtype=np.float64))
     suspect = approx >= 2.0**62
     if not np.any(suspect):
@@ -98,6 +103,10 @@ def _mul(ctx: Any, step: Any, a: Any, b: Any) -> Any:
 
 @semantics("index.madd")
 def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
+    if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
+        r = int(a) * int(b) + int(c)
+        if step.floor <= r < 2**63:
+            return _I64(r)
     p = a * b
     r = p + c
     bad = _mul_overflow(a, b) | (((p ^ r) & (c ^ r)) < 0)
