@@ -161,6 +161,31 @@ def _gather(n: int, rng: np.random.Generator) -> dict:
     }
 
 
+def _histogram(n: int, rng: np.random.Generator) -> dict:
+    bins = 256
+    keys = rng.integers(0, bins, n).astype(np.int32)
+    hist = np.zeros(bins, np.int32)
+    return {
+        "workload": (n, bins),
+        "args": (n, bins, keys, hist),
+        "reset": lambda: hist.fill(0),
+        "numpy": lambda: np.bincount(keys, minlength=bins).astype(np.int32),
+        "check": lambda want: np.array_equal(hist, want),
+    }
+
+
+def _subgroup_sums(n: int, rng: np.random.Generator) -> dict:
+    runs = n // 32
+    data = rng.standard_normal(runs * 32).astype(np.float32)
+    sums = np.zeros(runs, np.float32)
+    return {
+        "workload": (runs,),
+        "args": (runs, data, sums),
+        "numpy": lambda: data.reshape(runs, 32).sum(axis=1, dtype=np.float32),
+        "check": lambda want: np.allclose(sums, want, rtol=1e-4, atol=1e-4),
+    }
+
+
 CASES = [
     Case("saxpy_madd", _saxpy),
     Case("add_2d", _add_2d),
@@ -170,6 +195,8 @@ CASES = [
     Case("matmul_kloop", _matmul),
     Case("divergent_while", _collatz),
     Case("gather_rows", _gather),
+    Case("histogram_atomic", _histogram),
+    Case("subgroup_reduce", _subgroup_sums),
 ]
 
 

@@ -823,17 +823,39 @@ class GridContext(BaseContext):
         transfers.mark_in_flight(buf.shadow, flat)
         self.findings.in_flight.setdefault(buf.uid, set()).update(flat.tolist())
 
-    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+    def atomic(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any, fold: Any = None
+    ) -> Any:
         """Atomic read-modify-write of one element per active lane, in ascending lane order
         where lanes share an element; ``update(old, lanes) -> new`` works on memory values.
-        Returns every lane's old value. Atomics never race with each other (sanitizer)."""
+        Returns every lane's old value. Atomics never race with each other (sanitizer).
+        ``fold = (ufunc, values)`` instead: an update whose order does not matter and whose
+        old values nobody reads (``ufunc.at`` applies every lane's value at once; returns
+        None)."""
         size = dtype.itemsize
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
         pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
-        old_all = np.zeros(lanes.size, dtype=dtype)
         if self.sanitize and buf.shadow is not None and lanes.size:
             byte_pos = pos[:, None] + np.arange(size)
             self._check(step, buf, byte_pos, lanes, None, atomic=True)
+        if fold is not None and FAST_PATHS and not (pos % size).any():
+            ufunc, values = fold
+            data = buf.data
+            elems = data[: data.size - data.size % size].view(dtype)
+            vals = values[lanes] if np.ndim(values) else np.broadcast_to(values, lanes.shape)
+            ufunc.at(elems, pos // size, vals)
+            if self.sanitize and buf.shadow is not None and lanes.size:
+                raw = buf.data[pos[:, None] + np.arange(size)]
+                self._check(step, buf, pos[:, None] + np.arange(size), lanes, raw, atomic=True)
+            return None
+        if fold is not None:
+            ufunc, values = fold
+
+            def update(old: Any, sel: Any) -> Any:
+                v = values[sel] if np.ndim(values) else values
+                return ufunc(old, np.asarray(v, dtype))
+
+        old_all = np.zeros(lanes.size, dtype=dtype)
         order = np.argsort(pos, kind="stable")
         sp = pos[order]
         first = np.ones(sp.size, dtype=bool)

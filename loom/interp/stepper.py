@@ -217,8 +217,16 @@ class _ItemContext(BaseContext):
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
         self.s._write(step, buf, p, raw)
 
-    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+    def atomic(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any, fold: Any = None
+    ) -> Any:
         # one workitem at a time: every read-modify-write is indivisible
+        if fold is not None:
+            ufunc, value = fold
+
+            def update(old: Any, lanes: Any) -> Any:
+                return ufunc(old, np.asarray(value, dtype))
+
         p = self._range(step, buf, int(addr), dtype.itemsize)
         self.s._read(step, buf, p, dtype.itemsize, atomic=True)
         old = buf.data[p : p + dtype.itemsize].view(dtype).copy()
