@@ -1077,14 +1077,20 @@ class GridContext(BaseContext):
         m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
-            at = A.positions(f, ext)
-            if mask is None:
+            if mask is None and A.injective(f[1], ext, size) and hi + size <= buf.data.size:
+                # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
+                shadow_ix: Any = san.AffineIndex(f, ext, size)
             else:
-                lanes = np.flatnonzero(mask)
-                at = at[lanes]
-            # the sanitizer needs only each access's first byte
-            pos = np.broadcast_to(at[:, None], (at.size, size))
+                at = A.positions(f, ext)
+                if mask is None:
+                    lanes = san.lane_range(self.n)
+                else:
+                    lanes = np.flatnonzero(mask)
+                    at = at[lanes]
+                # the sanitizer needs only each access's first byte
+                pos = np.broadcast_to(at[:, None], (at.size, size))
+                shadow_ix = None
         if values is None:
             if m is None:
                 vals = self.out_array(step, dtype)
@@ -1096,13 +1102,13 @@ class GridContext(BaseContext):
                 sub = self.guard_box() or ()
                 np.copyto(vals.reshape(ext)[sub], view[sub], where=m[sub])
             if check:
-                self._check(step, buf, san.FancyIndex(pos), lanes, None)
+                self._check(step, buf, shadow_ix or san.FancyIndex(pos), lanes, None)
             return None, None, vals
         src = np.asarray(values, dtype=dtype)
         if check:
             raw = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[lanes])
             # injective (checked above): the same-step write race search has nothing to find
-            ix = san.FancyIndex(pos, distinct=True)
+            ix = shadow_ix or san.FancyIndex(pos, distinct=True)
             self._check(step, buf, ix, lanes, raw.view(np.uint8).reshape(-1, size))
         if src.ndim:
             src = src.reshape(ext)
