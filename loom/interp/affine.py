@@ -59,6 +59,13 @@ def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     return True
 
 
+def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
+    """``extents`` with every axis ``coeffs`` does not depend on collapsed to 1: lanes along
+    such axes share one position, so :func:`injective` over these says whether lanes at
+    different positions never overlap."""
+    return tuple(e if c else 1 for c, e in zip(coeffs, extents))
+
+
 def lane_strides(extents: tuple) -> tuple[int, ...]:
     """Row-major strides of the lane axes (the flat lane index's coefficients)."""
     out, s = [], 1

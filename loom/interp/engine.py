@@ -1077,7 +1077,13 @@ class GridContext(BaseContext):
         m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
-            if mask is None and A.injective(f[1], ext, size) and hi + size <= buf.data.size:
+            if (
+                mask is None
+                and hi + size <= buf.data.size
+                and A.injective(
+                    f[1], ext if values is not None else A.distinct_extents(f[1], ext), size
+                )
+            ):
                 # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
                 shadow_ix: Any = san.AffineIndex(f, ext, size)

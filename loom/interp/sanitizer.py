@@ -496,16 +496,22 @@ class FancyIndex:
 
 class AffineIndex:
     """Accesses of ``size`` bytes at the byte positions of an affine fact over a box of lanes
-    (see :mod:`loom.interp.affine`), one per lane in lane order and no two overlapping: shadow
-    rows are strided views of the shadow arrays (no index arrays)."""
+    (see :mod:`loom.interp.affine`), one per lane in lane order, overlapping only where lanes
+    share the very same position along axes the fact does not depend on (reads): shadow rows
+    are strided views of the shadow arrays (no index arrays)."""
 
-    __slots__ = ("fact", "extents", "size", "g", "n", "c0", "co", "per", "_starts")
+    __slots__ = ("fact", "extents", "size", "g", "n", "c0", "co", "per", "_starts", "last")
     contiguous = False
     distinct = True
 
     def __init__(self, fact: tuple, extents: tuple, size: int) -> None:
         self.fact, self.extents, self.size = fact, extents, size
         self.n = math.prod(extents)
+        # lane axes the position does not depend on: lanes along them share an access, and
+        # (as with an index array) the last of them in lane order is the one recorded
+        self.last: tuple = tuple(
+            slice(e - 1, e) if e > 1 and not c else slice(None) for c, e in zip(fact[1], extents)
+        )
         self.g = 1
         self.c0, self.co, self.per = fact[0], fact[1], size
         self._starts: np.ndarray | None = None
@@ -524,8 +530,10 @@ class AffineIndex:
         align = math.gcd(self.fact[0], *self.fact[1])
         sh.fit(align % (1 << 30) or (1 << 30), self.size)
         g = self.g = sh.g
-        self.c0, self.co, self.per = self.fact[0] // g, tuple(c // g for c in self.fact[1]), (
-            self.size // g
+        self.c0, self.co, self.per = (
+            self.fact[0] // g,
+            tuple(c // g for c in self.fact[1]),
+            (self.size // g),
         )
         return self
 
@@ -552,12 +560,12 @@ class AffineIndex:
 
     def put(self, arr: np.ndarray, value: Any) -> None:
         """Assign rows (a scalar, a column per access, or full rows)."""
-        view = self._view(arr)
+        view = self._view(arr)[self.last]
         if np.ndim(value) == 0:
             view[...] = value
         else:
             value = np.asarray(value)
-            view[...] = value.reshape(*self.extents, value.shape[-1])
+            view[...] = value.reshape(*self.extents, value.shape[-1])[self.last]
 
     def put_stamps(self, arr: np.ndarray, items: Any) -> None:
         """Record the accesses' workitems (stamp = id + 1) in rows."""
