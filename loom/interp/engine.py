@@ -835,7 +835,8 @@ class GridContext(BaseContext):
         size = dtype.itemsize
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
         pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
-        if self.sanitize and buf.shadow is not None and lanes.size:
+        checked = self.sanitize and buf.shadow is not None and lanes.size
+        if checked:
             byte_pos = pos[:, None] + np.arange(size)
             self._check(step, buf, byte_pos, lanes, None, atomic=True)
         if fold is not None and FAST_PATHS and not (pos % size).any():
@@ -843,10 +844,11 @@ class GridContext(BaseContext):
             data = buf.data
             elems = data[: data.size - data.size % size].view(dtype)
             vals = values[lanes] if np.ndim(values) else np.broadcast_to(values, lanes.shape)
-            ufunc.at(elems, pos // size, vals)
-            if self.sanitize and buf.shadow is not None and lanes.size:
-                raw = buf.data[pos[:, None] + np.arange(size)]
-                self._check(step, buf, pos[:, None] + np.arange(size), lanes, raw, atomic=True)
+            at = pos // size
+            ufunc.at(elems, at, vals)
+            if checked:
+                raw = elems[at].view(np.uint8).reshape(-1, size)
+                self._check(step, buf, byte_pos, lanes, raw, atomic=True)
             return None
         if fold is not None:
             ufunc, values = fold
