@@ -11,7 +11,10 @@ results of lane-invariant ops (``Pure`` without a ``Uniformity`` trait, see
 objects; a chunk is a box of workgroups (whole planes, whole rows or part of a row), so index
 values built from coordinates, sizes, counts, arguments and constants carry affine facts over
 its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
-of the buffer, workgroup memory included (bounds from the facts, never from the lanes); chunks
+of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
+whose fact proves its result in range is computed from the fact (no arithmetic checks); a
+comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
+guard and strided accesses touch only the guarded box of lanes; chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
