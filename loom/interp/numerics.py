@@ -199,12 +199,13 @@ def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
 def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
     tie = _TIES.get(t.spelling)
-    if tie is not None and type(a) is np.ndarray and a.ndim == 1:
+    lanes = next((v for v in (a, b, c) if type(v) is np.ndarray), None)
+    if tie is not None and lanes is not None and lanes.ndim == 1:
         # rounding the float64 sum again is one correct rounding of the exact sum unless the
         # sum is a tie of the narrow type or in its subnormal range: only then the exact
         # round-to-odd path below can change the result (in place: fresh lane-sized
         # temporaries cost page faults)
-        s, tmp = _scratch(a.size)
+        s, tmp = _scratch(lanes.size)
         np.multiply(a, b, out=s, dtype=np.float64)
         np.add(s, c, out=s)
         drop, tiny = tie
@@ -216,8 +217,8 @@ def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
         out = s.astype(_VALUE_DTYPES[t.spelling])
         if suspect.any():
             at = np.flatnonzero(suspect)
-            b, c = (v[at] if np.ndim(v) else v for v in (b, c))
-            out[at] = _fma_exact(t, a[at], b, c)
+            a, b, c = (v[at] if np.ndim(v) else v for v in (a, b, c))
+            out[at] = _fma_exact(t, a, b, c)
         return out
     if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
         return _fma_uniform(t, float(a), float(b), float(c))

@@ -115,6 +115,11 @@ def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
 
 def _divrem(rem: bool) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        if type(b) is not np.ndarray and b > 0 and type(a) is np.ndarray:
+            affs = ctx.affs
+            if affs and affs[0] is not None and A.span(affs[0], ctx.extents)[0] >= 0:
+                # a lane-affine dividend that is never negative (from its fact): no checks
+                return a % b if rem else a // b
         bad = (a < 0) | (b <= 0)
         ctx.check(
             step,
