@@ -1,11 +1,12 @@
 """Grid-engine speed on kernels written the way people write them, against NumPy.
 
-Run: ``python benchmarks/interp_suite.py [--quick] [--only NAME]``. Each kernel of
+Run: ``python benchmarks/interp_suite.py [--quick] [--only NAME] [--cpu]``. Each kernel of
 ``tests/interp/kernels/suite/`` runs at about 2^20 elements (``--quick``: 2^16) with the
 sanitizer off and on; the script checks the result against the NumPy code a user would write
 for the same job and prints the times, the ratio to that NumPy code and the sanitizer overhead,
 then the geometric means. Goals (issue 16): every kernel within 25x of NumPy, geometric mean
-within 10x, sanitizer geometric mean within 3x.
+within 10x, sanitizer geometric mean within 3x. ``--cpu`` times CPU seconds of this process
+instead of wall time (steadier on a loaded machine; NumPy's threads all count).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import measure  # noqa: E402
+import common  # noqa: E402
 
 from loom.format.text.parser import parse_module  # noqa: E402
 from loom.interp import launch  # noqa: E402
@@ -161,6 +163,31 @@ def _gather(n: int, rng: np.random.Generator) -> dict:
     }
 
 
+def _histogram(n: int, rng: np.random.Generator) -> dict:
+    bins = 256
+    keys = rng.integers(0, bins, n).astype(np.int32)
+    hist = np.zeros(bins, np.int32)
+    return {
+        "workload": (n, bins),
+        "args": (n, bins, keys, hist),
+        "reset": lambda: hist.fill(0),
+        "numpy": lambda: np.bincount(keys, minlength=bins).astype(np.int32),
+        "check": lambda want: np.array_equal(hist, want),
+    }
+
+
+def _subgroup_sums(n: int, rng: np.random.Generator) -> dict:
+    runs = n // 32
+    data = rng.standard_normal(runs * 32).astype(np.float32)
+    sums = np.zeros(runs, np.float32)
+    return {
+        "workload": (runs,),
+        "args": (runs, data, sums),
+        "numpy": lambda: data.reshape(runs, 32).sum(axis=1, dtype=np.float32),
+        "check": lambda want: np.allclose(sums, want, rtol=1e-4, atol=1e-4),
+    }
+
+
 CASES = [
     Case("saxpy_madd", _saxpy),
     Case("add_2d", _add_2d),
@@ -170,6 +197,8 @@ CASES = [
     Case("matmul_kloop", _matmul),
     Case("divergent_while", _collatz),
     Case("gather_rows", _gather),
+    Case("histogram_atomic", _histogram),
+    Case("subgroup_reduce", _subgroup_sums),
 ]
 
 
@@ -183,7 +212,7 @@ def run_case(case: Case, n: int, repeat: int) -> tuple[float, float, float]:
     path = SUITE / f"{case.name}.loom"
     module = parse_module(path.read_text(), filename=str(path))
     job = case.make(n, np.random.default_rng(len(case.name)))
-    t_np, want = measure(job["numpy"], repeat=repeat)
+    t_np, want = common.measure(job["numpy"], repeat=repeat)
     reset = job.get("reset", lambda: None)
     times = []
     for sanitize in (False, True):
@@ -192,7 +221,7 @@ def run_case(case: Case, n: int, repeat: int) -> tuple[float, float, float]:
             reset()
             launch(module, case.name, workload=job["workload"], args=job["args"], sanitize=sanitize)
 
-        t, _ = measure(go, repeat=repeat)
+        t, _ = common.measure(go, repeat=repeat)
         if not job["check"](want):
             raise SystemExit(f"{case.name}: wrong result (sanitize={sanitize})")
         times.append(t)
@@ -205,10 +234,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2^16 elements instead of 2^20")
     parser.add_argument("--only", action="append", help="run only this kernel (repeatable)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--cpu", action="store_true", help="CPU time instead of wall time")
     args = parser.parse_args(argv)
+    if args.cpu:
+        common.CLOCK = time.process_time
     n = 1 << (16 if args.quick else 20)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"load average {load:.2f} on {os.cpu_count()} CPUs; n = {n}; best of {args.repeat}")
+    clock = "CPU" if args.cpu else "wall"
+    print(
+        f"load average {load:.2f} on {os.cpu_count()} CPUs; n = {n}; best of {args.repeat} "
+        f"({clock} time)"
+    )
     head = (
         f"{'kernel':<16} {'numpy ms':>9} {'loom ms':>9} {'x numpy':>8} {'sanit ms':>9} {'x san':>6}"
     )

@@ -148,15 +148,13 @@ class StepperModel:
         pos = s.current
         if pos is None:
             shape = " x ".join(str(c) for c in s.grid)
-            text = (
-                f"done after {s.history_length} steps: every workitem of the {shape} grid finished"
-            )
+            text = f"done after {s.steps_taken} steps: every workitem of the {shape} grid finished"
         else:
             state = s.workitem_states().get(pos.workitem, "running")
             line = self.op_lines.get(id(pos.op)) if pos.op is not None else None
             where = f", next op on line {line}" if line else ""
             text = (
-                f"step {s.history_length}: workgroup {_coords(pos.workgroup)} of "
+                f"step {s.steps_taken}: workgroup {_coords(pos.workgroup)} of "
                 f"{_coords(s.grid)}, workitem {_coords(pos.workitem)} ({state}){where}"
             )
         if self.error is not None:

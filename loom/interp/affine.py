@@ -59,6 +59,13 @@ def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     return True
 
 
+def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
+    """``extents`` with every axis ``coeffs`` does not depend on collapsed to 1: lanes along
+    such axes share one position, so :func:`injective` over these says whether lanes at
+    different positions never overlap."""
+    return tuple(e if c else 1 for c, e in zip(coeffs, extents))
+
+
 def lane_strides(extents: tuple) -> tuple[int, ...]:
     """Row-major strides of the lane axes (the flat lane index's coefficients)."""
     out, s = [], 1
@@ -77,6 +84,24 @@ def positions(f: Fact, extents: tuple) -> np.ndarray:
             shape[d] = e
             v = v + (np.arange(e, dtype=np.int64) * c).reshape(shape)
     return np.broadcast_to(v, extents).reshape(-1)
+
+
+def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
+    """Write :func:`positions` of ``f`` into the flat int64 array ``out`` (the last varying
+    axis is added while writing: no lane-sized temporary)."""
+    terms = []
+    for d, (c, e) in enumerate(zip(f[1], extents)):
+        if c and e > 1:
+            shape = [1] * len(extents)
+            shape[d] = e
+            terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
+    v: Any = np.int64(f[0])
+    for t in terms[:-1]:
+        v = v + t
+    if terms:
+        np.add(v, terms[-1], out=out.reshape(extents))
+    else:
+        out.fill(f[0])
 
 
 def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.ndarray | None:

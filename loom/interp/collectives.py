@@ -62,18 +62,30 @@ def grid_collective(ctx: Any, step: Any, scope: str, fn: Any, values: tuple) -> 
     rows, cols, nrows, width = layout(ctx, scope)
     n = ctx.n
     active = np.ones(n, dtype=bool) if ctx.mask is None else np.asarray(ctx.mask, dtype=bool)
-    table_active = np.zeros((nrows, width), dtype=bool)
-    table_active[rows, cols] = active
+    # whole rows in lane order (every workgroup a multiple of the width): the table is the
+    # lanes reshaped, no scatter and gather
+    natural = nrows * width == n
+    if natural:
+        table_active = active.reshape(nrows, width)
+    else:
+        table_active = np.zeros((nrows, width), dtype=bool)
+        table_active[rows, cols] = active
     tables = []
     for v in values:
         arr = np.broadcast_to(np.asarray(v), (n,))
-        t = np.zeros((nrows, width), dtype=arr.dtype)
-        t[rows, cols] = arr
+        if natural:
+            t = np.ascontiguousarray(arr).reshape(nrows, width)
+        else:
+            t = np.zeros((nrows, width), dtype=arr.dtype)
+            t[rows, cols] = arr
         tables.append(t)
     if ctx.sanitize:
         _grid_divergence(ctx, step, scope, rows, nrows, active)
     out = fn(step, tables, table_active, Info(width, ctx.subgroup))
-    results = tuple(r[rows, cols] for r in out)
+    if natural:
+        results = tuple(np.ascontiguousarray(r).reshape(n) for r in out)
+    else:
+        results = tuple(r[rows, cols] for r in out)
     return results[0] if len(results) == 1 else results
 
 

@@ -43,6 +43,7 @@ class Step:
         "callee",
         "invariant",
         "keys",
+        "floor",
     )
 
     def __init__(self, op: Operation, decl: OpDef, func: CFunc, index: int) -> None:
@@ -71,6 +72,8 @@ class Step:
         self.cache: dict[str, Any] = {}
         self.callee: CFunc | None = None
         self.invariant = lane_invariant(decl) and not op.regions
+        self.floor = 0 if [str(v.type) for v in op.results] == ["offset"] else -(2**63)
+        """Smallest value of the result's domain (offsets are never negative)."""
         dim_slots = tuple(
             func.slot(d.value)
             for v in op.results

@@ -11,7 +11,10 @@ results of lane-invariant ops (``Pure`` without a ``Uniformity`` trait, see
 objects; a chunk is a box of workgroups (whole planes, whole rows or part of a row), so index
 values built from coordinates, sizes, counts, arguments and constants carry affine facts over
 its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
-of the buffer, workgroup memory included (bounds from the facts, never from the lanes); chunks
+of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
+whose fact proves its result in range is computed from the fact (no arithmetic checks); a
+comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
+guard and strided accesses touch only the guarded box of lanes; chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
@@ -57,6 +60,8 @@ FAST_PATHS = True
 slice accesses): tests compare both and demand identical memory, findings and errors."""
 SPARE_BYTES = 32 << 20
 """Most memory of dead lane arrays a compiled kernel keeps between launches."""
+MAX_GUARDED_MASKS = 16
+"""Most masks whose guards (see :meth:`GridContext.guard`) a chunk remembers (the latest)."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -271,10 +276,19 @@ class BaseContext:
                         if mask is not None and not mask.any():
                             return ()
                         count = self.n if mask is None else int(np.count_nonzero(mask))
-                    rule = None
+                    fact = None
                 else:
                     rule = step.aff if self.track_affine else None
-                    if step.invariant and memo is not None:
+                    fact = res = None
+                    if rule is not None:
+                        affs = tuple(aff[i] for i in ins)
+                        if not ins or any(a is not None for a in affs):
+                            fact = rule(self, step, [env[i] for i in ins], affs)
+                            if fact is not None and ins:
+                                res = self._from_fact(step, fact)
+                    if res is not None:
+                        pass
+                    elif step.invariant and memo is not None:
                         # lane-uniform operands: reuse the result of an earlier chunk
                         key = [env[i] for i in step.keys]
                         hit = memo.get(step.index)
@@ -294,15 +308,7 @@ class BaseContext:
                 if len(outs) == 1:
                     o = outs[0]
                     env[o] = res
-                    if rule is None:
-                        aff[o] = None
-                    else:
-                        affs = tuple(aff[i] for i in ins)
-                        aff[o] = (
-                            rule(self, step, [env[i] for i in ins], affs)
-                            if not ins or any(a is not None for a in affs)
-                            else None
-                        )
+                    aff[o] = fact
                 elif outs:
                     for s, v in zip(outs, res):
                         env[s] = v
@@ -310,6 +316,23 @@ class BaseContext:
             return ()
         finally:
             self.mask = outer
+
+    def _from_fact(self, step: Any, fact: A.Fact) -> np.ndarray | None:
+        """The result of an op with an affine rule, computed from its fact (the fact is its
+        value on every lane): one pass instead of the op's arithmetic and domain checks, when
+        the fact's span over the chunk is inside the result's domain (no lane can fail) and
+        it varies over the lanes; else None (the op's semantics run)."""
+        ext = self.extents
+        if not any(c and e > 1 for c, e in zip(fact[1], ext)):
+            return None
+        lo, hi = A.span(fact, ext)
+        if lo < step.floor or hi >= 2**63:
+            return None
+        out = self.out_array(step, _I64)
+        if out is None:
+            out = self.produced(step, np.empty(self.n, _I64))
+        A.fill_positions(fact, ext, out)
+        return out
 
     @property
     def affs(self) -> tuple:
@@ -385,6 +408,15 @@ class BaseContext:
         if self.mask is None:
             return cond
         return self.mask & cond
+
+    def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
+        """Note that ``lo <= fact <= hi`` on every lane where the bool lane array ``cond``
+        holds (a comparison of an affine index against a uniform bound; only the grid engine
+        uses it)."""
+
+    def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
+        """Bounds of ``fact`` over the active lanes from the guards of the mask (or None)."""
+        return None
 
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
@@ -489,6 +521,8 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._guards: dict[int, tuple] = {}
+        """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
         try:
             self.run_func(self.plan.body, args)
         finally:
@@ -633,6 +667,84 @@ class GridContext(BaseContext):
         """((wx, wy, wz), (tx, ty, tz)) of a global flat workitem id."""
         return item_coords(item, self.counts, self.sizes)
 
+    # -------------------------------------------------------------- guards
+
+    def active(self, cond: Any) -> Any:
+        """``cond`` restricted to the active lanes (guards of both carry over)."""
+        mask = self.mask
+        if mask is None:
+            return cond
+        out = mask & cond
+        if type(out) is np.ndarray:
+            both = self._guards_of(mask) + self._guards_of(cond)
+            if both:
+                self._note(out, both)
+        return out
+
+    def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
+        if type(cond) is np.ndarray and self.extents:
+            self._note(cond, ((fact, lo, hi),))
+
+    def _note(self, mask: np.ndarray, guards: tuple) -> None:
+        table = self._guards
+        if len(table) >= MAX_GUARDED_MASKS:
+            del table[next(iter(table))]
+        table[id(mask)] = (mask, guards)
+
+    def _guards_of(self, mask: Any) -> tuple:
+        entry = self._guards.get(id(mask))
+        return entry[1] if entry is not None and entry[0] is mask else ()
+
+    def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
+        """Bounds of ``fact`` over the active lanes: its span over the chunk narrowed by every
+        guard of the mask on a fact with the same coefficients (then they differ by a
+        constant)."""
+        guards = self._guards_of(self.mask)
+        if not guards:
+            return None
+        lo, hi = A.span(fact, self.extents)
+        found = False
+        for g, glo, ghi in guards:
+            if g[1] == fact[1]:
+                d = fact[0] - g[0]
+                if glo is not None:
+                    lo = max(lo, glo + d)
+                if ghi is not None:
+                    hi = min(hi, ghi + d)
+                found = True
+        return (lo, hi) if found else None
+
+    def guard_box(self) -> tuple | None:
+        """Slices (one per lane axis) of a box holding every active lane, from the mask's
+        guards on facts that vary along one lane axis (None when there are none)."""
+        guards = self._guards_of(self.mask)
+        ext = self.extents
+        box = None
+        for g, glo, ghi in guards:
+            axes = [d for d, (c, e) in enumerate(zip(g[1], ext)) if c and e > 1]
+            if len(axes) != 1:
+                continue
+            d = axes[0]
+            c = g[1][d]
+            # glo <= g0 + c * i <= ghi for the lane index i along axis d
+            lo, hi = 0, ext[d] - 1
+            if c > 0:
+                if glo is not None:
+                    lo = max(lo, -((g[0] - glo) // c))
+                if ghi is not None:
+                    hi = min(hi, (ghi - g[0]) // c)
+            else:
+                if ghi is not None:
+                    lo = max(lo, -((ghi - g[0]) // -c))
+                if glo is not None:
+                    hi = min(hi, (g[0] - glo) // -c)
+            if box is None:
+                box = [(0, e - 1) for e in ext]
+            box[d] = (max(box[d][0], lo), min(box[d][1], hi))
+        if box is None:
+            return None
+        return tuple(slice(a, max(a, b + 1)) for a, b in box)
+
     # -------------------------------------------------------------- lanes
 
     def active_lanes(self) -> list[int]:
@@ -714,17 +826,41 @@ class GridContext(BaseContext):
         transfers.mark_in_flight(buf.shadow, flat)
         self.findings.in_flight.setdefault(buf.uid, set()).update(flat.tolist())
 
-    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+    def atomic(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any, fold: Any = None
+    ) -> Any:
         """Atomic read-modify-write of one element per active lane, in ascending lane order
         where lanes share an element; ``update(old, lanes) -> new`` works on memory values.
-        Returns every lane's old value. Atomics never race with each other (sanitizer)."""
+        Returns every lane's old value. Atomics never race with each other (sanitizer).
+        ``fold = (ufunc, values)`` instead: an update whose order does not matter and whose
+        old values nobody reads (``ufunc.at`` applies every lane's value at once; returns
+        None)."""
         size = dtype.itemsize
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
         pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
-        old_all = np.zeros(lanes.size, dtype=dtype)
-        if self.sanitize and buf.shadow is not None and lanes.size:
+        checked = self.sanitize and buf.shadow is not None and lanes.size
+        if checked:
             byte_pos = pos[:, None] + np.arange(size)
             self._check(step, buf, byte_pos, lanes, None, atomic=True)
+        if fold is not None and FAST_PATHS and not (pos % size).any():
+            ufunc, values = fold
+            data = buf.data
+            elems = data[: data.size - data.size % size].view(dtype)
+            vals = values[lanes] if np.ndim(values) else np.broadcast_to(values, lanes.shape)
+            at = pos // size
+            ufunc.at(elems, at, vals)
+            if checked:
+                raw = elems[at].view(np.uint8).reshape(-1, size)
+                self._check(step, buf, byte_pos, lanes, raw, atomic=True)
+            return None
+        if fold is not None:
+            ufunc, values = fold
+
+            def update(old: Any, sel: Any) -> Any:
+                v = values[sel] if np.ndim(values) else values
+                return ufunc(old, np.asarray(v, dtype))
+
+        old_all = np.zeros(lanes.size, dtype=dtype)
         order = np.argsort(pos, kind="stable")
         sp = pos[order]
         first = np.ones(sp.size, dtype=bool)
@@ -946,14 +1082,26 @@ class GridContext(BaseContext):
         m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
-            at = A.positions(f, ext)
-            if mask is None:
+            if (
+                mask is None
+                and hi + size <= buf.data.size
+                and A.injective(
+                    f[1], ext if values is not None else A.distinct_extents(f[1], ext), size
+                )
+            ):
+                # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
+                shadow_ix: Any = san.AffineIndex(f, ext, size)
             else:
-                lanes = np.flatnonzero(mask)
-                at = at[lanes]
-            # the sanitizer needs only each access's first byte
-            pos = np.broadcast_to(at[:, None], (at.size, size))
+                at = A.positions(f, ext)
+                if mask is None:
+                    lanes = san.lane_range(self.n)
+                else:
+                    lanes = np.flatnonzero(mask)
+                    at = at[lanes]
+                # the sanitizer needs only each access's first byte
+                pos = np.broadcast_to(at[:, None], (at.size, size))
+                shadow_ix = None
         if values is None:
             if m is None:
                 vals = self.out_array(step, dtype)
@@ -962,22 +1110,24 @@ class GridContext(BaseContext):
                 np.copyto(vals.reshape(ext), view)
             else:
                 vals = np.zeros(self.n, dtype)
-                np.copyto(vals.reshape(ext), view, where=m)
+                sub = self.guard_box() or ()
+                np.copyto(vals.reshape(ext)[sub], view[sub], where=m[sub])
             if check:
-                self._check(step, buf, san.FancyIndex(pos), lanes, None)
+                self._check(step, buf, shadow_ix or san.FancyIndex(pos), lanes, None)
             return None, None, vals
         src = np.asarray(values, dtype=dtype)
         if check:
             raw = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[lanes])
             # injective (checked above): the same-step write race search has nothing to find
-            ix = san.FancyIndex(pos, distinct=True)
+            ix = shadow_ix or san.FancyIndex(pos, distinct=True)
             self._check(step, buf, ix, lanes, raw.view(np.uint8).reshape(-1, size))
         if src.ndim:
             src = src.reshape(ext)
         if m is None:
             view[...] = src
         else:
-            np.copyto(view, src, where=m)
+            sub = self.guard_box() or ()
+            np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
         return None, None, True
 
     def _lanes_and_addr(

@@ -7,6 +7,8 @@ always exactly representable in bfloat16 (every bf16 result is rounded with :fun
 
 from __future__ import annotations
 
+import math
+import struct
 from typing import Any
 
 import numpy as np
@@ -176,8 +178,69 @@ def _round_float(s: str, a: np.ndarray) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
+_TIES = {"f32": (29, 2.0**-126), "f16": (42, 2.0**-14)}
+"""Float type -> (float64 significand bits its rounding drops, its smallest normal)."""
+
+
+_SCRATCH: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two float64/uint64 work arrays of ``n`` elements, kept for the next call (fresh
+    lane-sized memory costs a page fault per page; a launch calls with one or two sizes)."""
+    pair = _SCRATCH.get(n)
+    if pair is None:
+        if len(_SCRATCH) >= 4:
+            _SCRATCH.clear()
+        pair = _SCRATCH[n] = (np.empty(n, np.float64), np.empty(n, np.uint64))
+    return pair
+
+
 def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
+    tie = _TIES.get(t.spelling)
+    lanes = next((v for v in (a, b, c) if type(v) is np.ndarray), None)
+    if tie is not None and lanes is not None and lanes.ndim == 1:
+        # rounding the float64 sum again is one correct rounding of the exact sum unless the
+        # sum is a tie of the narrow type or in its subnormal range: only then the exact
+        # round-to-odd path below can change the result (in place: fresh lane-sized
+        # temporaries cost page faults)
+        s, tmp = _scratch(lanes.size)
+        np.multiply(a, b, out=s, dtype=np.float64)
+        np.add(s, c, out=s)
+        drop, tiny = tie
+        np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1), out=tmp)
+        suspect = tmp == np.uint64(1 << (drop - 1))
+        mag = tmp.view(np.float64)
+        np.abs(s, out=mag)
+        suspect |= mag < tiny
+        out = s.astype(_VALUE_DTYPES[t.spelling])
+        if suspect.any():
+            at = np.flatnonzero(suspect)
+            a, b, c = (v[at] if np.ndim(v) else v for v in (a, b, c))
+            out[at] = _fma_exact(t, a, b, c)
+        return out
+    if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
+        return _fma_uniform(t, float(a), float(b), float(c))
+    return _fma_exact(t, a, b, c)
+
+
+def _fma_uniform(t: ScalarType, a: float, b: float, c: float) -> Any:
+    """:func:`fma_round` of single values in Python floats (the stepper's case)."""
+    p = a * b
+    s = p + c
+    if not math.isfinite(s) or not math.isfinite(p):
+        return _fma_exact(t, np.float64(a), np.float64(b), np.float64(c))
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    if err and not struct.unpack("<Q", struct.pack("<d", s))[0] & 1:
+        s = math.nextafter(s, math.inf if err > 0 else -math.inf)  # round to odd
+    if t.spelling in _TIES:
+        return _VALUE_DTYPES[t.spelling].type(s)  # one rounding (callers ignore overflow)
+    return round_float(t, s)
+
+
+def _fma_exact(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, dtype=np.float64)
     s = p + c64

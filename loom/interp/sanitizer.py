@@ -494,6 +494,92 @@ class FancyIndex:
         return int(self.starts[r]) + c * self.g
 
 
+class AffineIndex:
+    """Accesses of ``size`` bytes at the byte positions of an affine fact over a box of lanes
+    (see :mod:`loom.interp.affine`), one per lane in lane order, overlapping only where lanes
+    share the very same position along axes the fact does not depend on (reads): shadow rows
+    are strided views of the shadow arrays (no index arrays)."""
+
+    __slots__ = ("fact", "extents", "size", "g", "n", "c0", "co", "per", "_starts", "last")
+    contiguous = False
+    distinct = True
+
+    def __init__(self, fact: tuple, extents: tuple, size: int) -> None:
+        self.fact, self.extents, self.size = fact, extents, size
+        self.n = math.prod(extents)
+        # lane axes the position does not depend on: lanes along them share an access, and
+        # (as with an index array) the last of them in lane order is the one recorded
+        self.last: tuple = tuple(
+            slice(e - 1, e) if e > 1 and not c else slice(None) for c, e in zip(fact[1], extents)
+        )
+        self.g = 1
+        self.c0, self.co, self.per = fact[0], fact[1], size
+        self._starts: np.ndarray | None = None
+
+    @property
+    def starts(self) -> np.ndarray:
+        """First byte of every access (built on demand: reports and traces)."""
+        if self._starts is None:
+            from loom.interp.affine import positions
+
+            self._starts = positions(self.fact, self.extents)
+        return self._starts
+
+    def bind(self, sh: Shadow) -> AffineIndex:
+        """Fit the shadow's granule to these accesses."""
+        align = math.gcd(self.fact[0], *self.fact[1])
+        sh.fit(align % (1 << 30) or (1 << 30), self.size)
+        g = self.g = sh.g
+        self.c0, self.co, self.per = (
+            self.fact[0] // g,
+            tuple(c // g for c in self.fact[1]),
+            (self.size // g),
+        )
+        return self
+
+    def bounds(self) -> tuple[int, int]:
+        """First and one-past-last granule touched."""
+        from loom.interp.affine import span
+
+        lo, hi = span(self.fact, self.extents)
+        return lo // self.g, -(-(hi + self.size) // self.g)
+
+    def key(self, items: Any) -> None:
+        """Strided accesses never take the same-workitems shortcut."""
+        return None
+
+    def _view(self, arr: np.ndarray) -> np.ndarray:
+        k = arr.itemsize
+        shape = (*self.extents, self.per)
+        strides = (*(c * k for c in self.co), k)
+        return np.lib.stride_tricks.as_strided(arr[self.c0 :], shape, strides)
+
+    def get(self, arr: np.ndarray) -> np.ndarray:
+        """The shadow rows (a copy)."""
+        return self._view(arr).reshape(self.n, self.per)
+
+    def put(self, arr: np.ndarray, value: Any) -> None:
+        """Assign rows (a scalar, a column per access, or full rows)."""
+        view = self._view(arr)[self.last]
+        if np.ndim(value) == 0:
+            view[...] = value
+        else:
+            value = np.asarray(value)
+            view[...] = value.reshape(*self.extents, value.shape[-1])[self.last]
+
+    def put_stamps(self, arr: np.ndarray, items: Any) -> None:
+        """Record the accesses' workitems (stamp = id + 1) in rows."""
+        self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
+
+    def data_rows(self, data: np.ndarray) -> np.ndarray:
+        """The buffer bytes of each access."""
+        return data[self.starts[:, None] + np.arange(self.size)]
+
+    def byte_at(self, r: int, c: int) -> int:
+        """Byte position of granule column ``c`` of row ``r``."""
+        return int(self.starts[r]) + c * self.g
+
+
 def _overlapping(ranges: tuple[list, list], start: int, end: int) -> list[int]:
     """Indices of the recorded (disjoint, sorted) slices overlapping bytes ``start..end-1``."""
     starts, recs = ranges
@@ -520,12 +606,12 @@ def _in_range_mode(kind: str, sh: Shadow, ix: Any, items: Any, epochs: Any, op: 
 
 
 def _index(ix: Any, sh: Shadow) -> Any:
-    ix = ix if isinstance(ix, SliceIndex | FancyIndex) else FancyIndex(ix)
+    ix = ix if isinstance(ix, SliceIndex | FancyIndex | AffineIndex) else FancyIndex(ix)
     return ix.bind(sh)
 
 
 def _n_of(ix: Any) -> int:
-    return ix.n if ix.contiguous else int(ix.starts.size)
+    return ix.n if ix.contiguous or type(ix) is AffineIndex else int(ix.starts.size)
 
 
 def _conflict(

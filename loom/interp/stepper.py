@@ -4,7 +4,8 @@ Workitems of a workgroup run in flat order (x fastest); a workitem runs until it
 barrier, exits or finishes, then the next one in flat order runs (round-robin at barriers).
 When every live workitem waits at the barrier they are all released. Workgroups run in order.
 Each step records undo information (environment slots, memory bytes, sanitizer state, findings,
-frame stacks and scheduler state), so :meth:`Stepper.step_back` is exact all the way to the start.
+frame stacks and scheduler state), so :meth:`Stepper.step_back` is exact; the history keeps the
+last :data:`HISTORY_LIMIT` steps (about 600 bytes each; older steps cannot be undone).
 
 The stepper checks what the grid engine checks, through the same sanitizer
 (:mod:`loom.interp.sanitizer`: shadow state per byte, the same conflict rules and codes): data
@@ -18,6 +19,7 @@ uninitialised bytes), :meth:`Stepper.workitem_states`, :attr:`Stepper.grid`,
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from operator import is_
 from typing import Any
@@ -51,10 +53,28 @@ AT_COLLECTIVE = "at collective"
 DEFAULT_MAX_STEPS = 100_000
 """Steps one workitem may take when ``max_steps`` is None (an infinite loop ends with
 RUNTIME/009 within seconds at the stepper's speed; pass a larger ``max_steps`` if needed)."""
+HISTORY_LIMIT = 250_000
+"""Steps :meth:`Stepper.step_back` can undo by default (the most recent ones; a step's record is
+about 600 bytes, so the history stays under about 150 MB). Pass ``history_limit`` for more."""
 MAX_WORKGROUP_ITEMS = 1 << 16
 """Most workitems in one workgroup the stepper runs (it keeps a record per workitem)."""
 _DIMS = {"x": 0, "y": 1, "z": 2}
 _BOOLS = (bool, np.bool_)
+
+
+def _quiet_state() -> tuple | None:
+    """(context variable, state) of NumPy's floating-point error handling with every warning
+    off, set directly around a step (``np.errstate`` costs a third of a simple step); None
+    when this NumPy keeps it elsewhere (then ``np.errstate`` is used)."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+        return _extobj_contextvar, _make_extobj(all="ignore")
+    except (ImportError, TypeError):
+        return None
+
+
+_QUIET = _quiet_state()
 
 
 @dataclass(frozen=True)
@@ -197,8 +217,16 @@ class _ItemContext(BaseContext):
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
         self.s._write(step, buf, p, raw)
 
-    def atomic(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any) -> Any:
+    def atomic(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any, fold: Any = None
+    ) -> Any:
         # one workitem at a time: every read-modify-write is indivisible
+        if fold is not None:
+            ufunc, value = fold
+
+            def update(old: Any, lanes: Any) -> Any:
+                return ufunc(old, np.asarray(value, dtype))
+
         p = self._range(step, buf, int(addr), dtype.itemsize)
         self.s._read(step, buf, p, dtype.itemsize, atomic=True)
         old = buf.data[p : p + dtype.itemsize].view(dtype).copy()
@@ -230,7 +258,8 @@ class _ItemContext(BaseContext):
 class Stepper:
     """Run a kernel one workitem and one op at a time (arguments as for ``launch``).
 
-    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`).
+    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`);
+    ``history_limit`` the steps :meth:`step_back` can undo (default :data:`HISTORY_LIMIT`).
     """
 
     def __init__(
@@ -241,7 +270,10 @@ class Stepper:
         workload: tuple | list = (),
         args: tuple | list = (),
         max_steps: int | None = None,
+        history_limit: int = HISTORY_LIMIT,
     ) -> None:
+        if history_limit < 0:
+            raise ValueError(f"history_limit must not be negative (got {history_limit})")
         self.plan: KernelPlan = _plan(module, kernel)
         self.module = module
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
@@ -263,7 +295,8 @@ class Stepper:
         self._scratch: list[Buf] = []
         self._scratch_bytes = 0
         self._shared: dict[tuple, Buf] = {}
-        self._history: list[tuple] = []
+        self._history: deque[list] = deque(maxlen=history_limit)
+        self._taken = 0
         self._rec: list | None = None
         self._touched: list[tuple] = []
         self._pending_state: str | None = None
@@ -298,8 +331,13 @@ class Stepper:
 
     @property
     def history_length(self) -> int:
-        """Number of steps that :meth:`step_back` can undo."""
+        """Number of steps that :meth:`step_back` can undo (at most the history limit)."""
         return len(self._history)
+
+    @property
+    def steps_taken(self) -> int:
+        """Steps from the start to here (steps undone by :meth:`step_back` not counted)."""
+        return self._taken
 
     @property
     def _item(self) -> _Item:
@@ -387,6 +425,12 @@ class Stepper:
         try:
             if self._quiet:
                 self._execute(it)
+            elif _QUIET is not None:
+                token = _QUIET[0].set(_QUIET[1])
+                try:
+                    self._execute(it)
+                finally:
+                    _QUIET[0].reset(token)
             else:
                 with np.errstate(all="ignore"):
                     self._execute(it)
@@ -400,14 +444,17 @@ class Stepper:
             raise
         finally:
             self._rec = None
-        self._history.append(tuple(rec))
+        self._history.append(rec)
+        self._taken += 1
         return True
 
     def step_back(self) -> bool:
-        """Undo the last step exactly; False at the very start."""
+        """Undo the last step exactly; False at the very start (or when the steps before
+        are older than the history keeps)."""
         if not self._history:
             return False
-        self._undo(list(self._history.pop()))
+        self._undo(self._history.pop())
+        self._taken -= 1
         self._touched = []
         return True
 

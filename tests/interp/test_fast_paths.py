@@ -300,3 +300,45 @@ def test_repeated_launches_reuse_arrays_correctly() -> None:
             m, "neighbour", (n,), lambda n=n, k=k: (n, _rng_f32(k, n), np.zeros(n, np.float32))
         )
     assert engine._plan(saxpy, "saxpy").spares  # the reuse really happened
+
+
+_SHARED_READ = """target.generic<reference> @reference
+
+kernel.def target(@reference) @shared_read(%groups: index) {
+  %one = index.constant 1 : index
+  %lanes = index.constant 16 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%lanes, %one, %one) : index
+} launch(%groups: index, %x: buffer, %y: buffer) {
+  %base = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %g = kernel.workgroup.id<x> : index
+  %t = kernel.workitem.id<x> : index
+  %xv = buffer.view %x[%base] : buffer -> view<[%groups]xf32>
+  %yv = buffer.view %y[%base] : buffer -> view<[%groups]xf32>
+  %v = view.load %xv[%g] : view<[%groups]xf32> -> f32
+  %first = index.cmp eq, %t, %c0 : index
+  %next = index.add %g, %c1 : index
+  %inside = index.cmp slt, %next, %groups : index
+  %write = scalar.andi %first, %inside : i1
+  scf.if %write {
+    view.store %v, %xv[%next] : f32, view<[%groups]xf32>
+  }
+  view.store %v, %yv[%g] : f32, view<[%groups]xf32>
+  kernel.return
+}
+"""
+
+
+def test_shared_reads_record_the_same_reader_both_ways() -> None:
+    # every lane of a workgroup reads one element (an affine read that does not depend on the
+    # workitem); the next workgroup's first lane writes it: the race names the same reader
+    module = parse_module(_SHARED_READ, filename="shared_read.loom")
+    fast = assert_same(
+        module,
+        "shared_read",
+        (8,),
+        lambda: (8, np.arange(8, dtype=np.float32), np.zeros(8, np.float32)),
+    )
+    assert "SANITIZE/002" in fast[0][2], fast[0][0]
+    assert "by workgroup" in fast[0][0]

@@ -320,3 +320,29 @@ def test_classification(spelling: str) -> None:
     ):
         got = run_both(op, [spelling], "i1", [raw]).astype(bool).tolist()
         assert got == [fn(x) for x in xs], op
+
+
+@pytest.mark.parametrize("spelling", ["f32", "f16"])
+def test_fmaf_lane_arrays_round_once_with_and_without_ties(spelling: str) -> None:
+    # lane arrays take a fast path (one rounding of the float64 sum) unless a lane's sum is a
+    # tie of the narrow type or subnormal; both must equal one rounding of the exact value
+    from fractions import Fraction
+
+    from loom.interp.numerics import fma_round
+
+    t, dt = (F32, np.float32) if spelling == "f32" else (F16, np.float16)
+    rng = np.random.default_rng(7)
+    span = (-130, 120) if spelling == "f32" else (-20, 14)
+    for crafted in (False, True):
+        x = (rng.standard_normal(400) * 2.0 ** rng.integers(*span, 400)).astype(dt)
+        y = rng.standard_normal(400).astype(dt)
+        z = (rng.standard_normal(400) * 2.0 ** rng.integers(*span, 400)).astype(dt)
+        if crafted:  # exact values just off a tie of the narrow type
+            x[:3], y[:3] = dt(1 + 2.0**-12), dt(1 + 2.0**-12)
+            z[:3] = dt(-(2.0**-24) * 0.75) if spelling == "f32" else dt(2.0**-11)
+        with np.errstate(all="ignore"):
+            got = np.asarray(fma_round(t, x, y, z), dtype=dt)
+            for i in range(x.size):
+                e = Fraction(float(x[i])) * Fraction(float(y[i])) + Fraction(float(z[i]))
+                want = ref_round(float(e), spelling) if e != 0 else 0.0
+                assert float(got[i]) == want or (want == 0 and got[i] == 0), (i, x[i], y[i], z[i])

@@ -164,3 +164,27 @@ def test_stepper_reports_uninitialised_reads_and_divergent_barriers() -> None:
     s = Stepper(load("divergent_barrier"), "divergent", args=(np.zeros(32, np.int32),))
     s.run()
     assert any(d.code == "SANITIZE/004" for d in s.findings)
+
+
+def test_history_keeps_the_most_recent_steps_up_to_its_limit() -> None:
+    name = "reduce_sum"
+    module = load(name)
+    workload, args = _inputs(name, 1, 5)
+    s = Stepper(module, name, workload=workload, args=args, history_limit=7)
+    trace = []
+    for _ in range(20):
+        trace.append((s.current.workitem, s.current.op))
+        s.step()
+    after = [a.copy() for a in args if isinstance(a, np.ndarray)]
+    assert s.steps_taken == 20 and s.history_length == 7
+    for expected in reversed(trace[-7:]):  # the last seven undo exactly, in order
+        assert s.step_back()
+        assert (s.current.workitem, s.current.op) == expected
+    assert not s.step_back()  # older steps are gone
+    assert s.steps_taken == 13 and s.history_length == 0
+    for _ in range(7):  # and redoing them gives the same memory
+        s.step()
+    for a, b in zip([a for a in args if isinstance(a, np.ndarray)], after):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="history_limit"):
+        Stepper(module, name, workload=workload, args=args, history_limit=-1)

@@ -56,7 +56,17 @@ def test_fast_and_general_paths_agree(name: str) -> None:
     assert_same(_module(name), name, job["workload"], make_args, chunk_lanes=64)
 
 
-@pytest.mark.parametrize("name", ["saxpy_madd", "reduce_tree", "transpose_tiled", "stencil_halo"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "saxpy_madd",
+        "reduce_tree",
+        "transpose_tiled",
+        "stencil_halo",
+        "histogram_atomic",
+        "subgroup_reduce",
+    ],
+)
 def test_stepper_leaves_the_same_memory(name: str) -> None:
     size = 1024
     grid_job = CASES[name].make(size, np.random.default_rng(3))

@@ -127,6 +127,11 @@ def reduce_table(step: Any, tables: list, active: np.ndarray, info: Any) -> tupl
         info.width, step.attrs.get("cluster_size"), step.attrs.get("cluster_stride")
     ):
         acc, has = v[:, cols[0]].copy(), active[:, cols[0]].copy()
+        if active[:, cols].all():  # every lane takes part: fold the columns in lane order
+            for c in cols[1:]:
+                acc = f(acc, v[:, c])
+            out[:, cols] = acc[:, None]
+            continue
         for c in cols[1:]:
             a = active[:, c]
             acc = np.where(a & has, f(acc, v[:, c]), np.where(a, v[:, c], acc))

@@ -20,9 +20,11 @@ _I64 = np.int64
 
 
 def _domain(ctx: Any, step: Any, r: Any, bad: Any, *args: Any) -> Any:
-    t = rtype(step)
-    if t.spelling == "offset":
+    if step.floor == 0:  # offsets are never negative
         bad = bad | (r < 0)
+    if not (bad.any() if type(bad) is np.ndarray else bad):
+        return r
+    t = rtype(step)
     ctx.check(
         step,
         bad,
@@ -74,6 +76,9 @@ def _sub(ctx: Any, step: Any, a: Any, b: Any) -> Any:
 
 
 def _mul_overflow(a: Any, b: Any) -> Any:
+    if type(a) is not np.ndarray and type(b) is not np.ndarray:
+        # uniform operands (always so in the stepper): exact Python-int arithmetic
+        return not -(2**63) <= int(a) * int(b) < 2**63
     approx = np.abs(np.multiply(a, b, dtype=np.float64))
     suspect = approx >= 2.0**62
     if not np.any(suspect):
@@ -98,6 +103,10 @@ def _mul(ctx: Any, step: Any, a: Any, b: Any) -> Any:
 
 @semantics("index.madd")
 def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
+    if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
+        r = int(a) * int(b) + int(c)
+        if step.floor <= r < 2**63:
+            return _I64(r)
     p = a * b
     r = p + c
     bad = _mul_overflow(a, b) | (((p ^ r) & (c ^ r)) < 0)
@@ -106,6 +115,11 @@ def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
 
 def _divrem(rem: bool) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        if type(b) is not np.ndarray and b > 0 and type(a) is np.ndarray:
+            affs = ctx.affs
+            if affs and affs[0] is not None and A.span(affs[0], ctx.extents)[0] >= 0:
+                # a lane-affine dividend that is never negative (from its fact): no checks
+                return a % b if rem else a // b
         bad = (a < 0) | (b <= 0)
         ctx.check(
             step,
@@ -187,7 +201,34 @@ def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
             return r
     if unsigned:
         a, b = a.view(np.uint64), b.view(np.uint64)
-    return fn(a, b)
+    r = fn(a, b)
+    if type(r) is np.ndarray and predicate in _GUARDS:
+        _note_guard(ctx, predicate, a, b, r)
+    return r
+
+
+_GUARDS = {
+    # predicate -> bounds (lo, hi) of the affine left operand given the uniform right one b,
+    # and of the affine right operand given the uniform left one a
+    "slt": (lambda b: (None, b - 1), lambda a: (a + 1, None)),
+    "sle": (lambda b: (None, b), lambda a: (a, None)),
+    "sgt": (lambda b: (b + 1, None), lambda a: (None, a - 1)),
+    "sge": (lambda b: (b, None), lambda a: (None, a)),
+    "eq": (lambda b: (b, b), lambda a: (a, a)),
+}
+
+
+def _note_guard(ctx: Any, predicate: str, a: Any, b: Any, r: np.ndarray) -> None:
+    """Tell the engine the bounds an affine operand has where the comparison holds (a guard:
+    loads and stores under it check bounds and restrict work from the bounds)."""
+    affs = ctx.affs
+    if len(affs) != 2:
+        return
+    left, right = _GUARDS[predicate]
+    if affs[0] is not None and type(b) is not np.ndarray:
+        ctx.guard(r, affs[0], *left(int(b)))
+    elif affs[1] is not None and type(a) is not np.ndarray:
+        ctx.guard(r, affs[1], *right(int(a)))
 
 
 @semantics("index.cast")

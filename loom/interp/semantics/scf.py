@@ -9,6 +9,8 @@ import numpy as np
 from loom.interp.semantics import Control, done, run, semantics
 from loom.interp.semantics._util import any_true, where
 
+_I64 = np.int64
+
 
 @semantics("scf.yield")
 def _yield(ctx: Any, step: Any, *values: Any) -> tuple:
@@ -94,6 +96,13 @@ def _for_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
     iv, carried, active, st, ub = state
     if carried:
         carried = tuple(where(active, y, c) for y, c in zip(yielded, carried))
+    if type(iv) is not np.ndarray and type(active) is not np.ndarray and type(st) is not np.ndarray:
+        # uniform control (every stepper loop): Python ints, the step is positive
+        nxt_int = int(iv) + int(st)
+        if nxt_int >= 2**63 or not active:
+            return _for_next(ctx, step, iv, carried, False, st, ub)
+        iv = _I64(nxt_int)
+        return _for_next(ctx, step, iv, carried, bool(_lt(step, iv, ub)), st, ub)
     nxt = iv + st
     overflow = ((iv ^ nxt) & (st ^ nxt)) < 0
     if np.ndim(active) or np.ndim(nxt):

@@ -113,6 +113,10 @@ def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
     the flat lane index (a bounds guard's last partial workgroup), else from the lane values
     under the mask (a guard at a tile's edge)."""
     mask = ctx.mask
+    if type(mask) is np.ndarray:
+        known = ctx.guard_bounds(f)
+        if known is not None:
+            return known
     k = A.flat_stride(f[1], ctx.extents)
     if k is None and type(mask) is np.ndarray:
         if not mask.any():
@@ -254,8 +258,29 @@ def _atomic_rmw(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> Any:
     return _rmw(ctx, step, value, view, dyn)
 
 
+_FOLDS = {
+    "addi": np.add,
+    "andi": np.bitwise_and,
+    "ori": np.bitwise_or,
+    "xori": np.bitwise_xor,
+    "minsi": np.minimum,
+    "maxsi": np.maximum,
+}
+"""Reduction kinds whose effect on an integer element is the same in any order (wrapping
+add and bitwise ops on the memory integers; signed min/max on signed memory integers)."""
+
+
 @semantics("view.atomic.reduce")
 def _atomic_reduce(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
+    fold = None if view.coded else _FOLDS.get(step.attrs["kind"])
+    kinds = "i" if step.attrs["kind"] in ("minsi", "maxsi") else "iu"
+    if fold is not None and view.mdtype.kind in kinds:
+        # no old values to hand out: the engine may apply every lane's update at once
+        addr = _element_address(ctx, step, view, dyn)
+        ctx.atomic(
+            step, view.buf, addr, view.mdtype, None, fold=(fold, np.asarray(value, view.mdtype))
+        )
+        return
     _rmw(ctx, step, value, view, dyn)
 
 
