@@ -20,6 +20,8 @@ from loom.ir.types import (
     I32,
     INDEX,
     OFFSET,
+    FuncRefType,
+    FunctionType,
     ScalarType,
     ShapedType,
     Type,
@@ -74,6 +76,10 @@ BYTE_PATTERN = TypeConstraint(
 )
 VIEW = TypeConstraint(
     "a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW
+)
+FUNC_REF = TypeConstraint(
+    "func.ref with a function signature",
+    lambda t: isinstance(t, FuncRefType) and isinstance(t.signature, FunctionType),
 )
 VALUE_TYPE = TypeConstraint(
     "a scalar, buffer, view or vector type", lambda t: t.kind is not TypeKind.FUNCTION
@@ -370,6 +376,12 @@ class RequiresAttr(Trait):
 
     attr: str
     requires: str
+
+
+@dataclass(frozen=True)
+class Declaration(Trait):
+    """A symbol defined elsewhere: its regions hold only the signature's entry arguments (no
+    body to run; the interpreter runs a host-provided function in its place)."""
 
 
 # --------------------------------------------------------------------------- format elements

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 from loom.ir.types import (
     BufferType,
     DynamicDim,
+    FuncRefType,
     FunctionType,
     OpaqueType,
     ScalarType,
     ShapedType,
     Type,
     TypeKind,
+    YIELDABLE,
 )
 
 if TYPE_CHECKING:
@@ -49,4 +51,7 @@ def type_to_text(t: Type, name_of: Callable[[Value], str] = _default_name) -> st
         ins = ", ".join(type_to_text(x, name_of) for x in t.inputs)
         outs = ", ".join(type_to_text(x, name_of) for x in t.results)
         return f"({ins}) -> ({outs})"
+    if isinstance(t, FuncRefType):
+        head = f"{t.kind.value}<{YIELDABLE} " if t.yieldable else f"{t.kind.value}<"
+        return head + type_to_text(t.signature, name_of) + ">"
     raise TypeError(f"not a Loom type: {t!r}")

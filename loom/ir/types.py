@@ -23,6 +23,7 @@ class TypeKind(Enum):
     VECTOR = "vector"
     FUNCTION = "function"
     OPAQUE = "opaque"
+    FUNC_REF = "func.ref"
 
 
 class ScalarTypeKind(Enum):
@@ -295,6 +296,40 @@ class FunctionType(Type):
 
     def __hash__(self) -> int:
         return hash((self.inputs, self.results))
+
+
+class FuncRefType(Type):
+    """``func.ref<[yieldable] (A, ...) -> (R, ...)>``: a first-class function value.
+
+    ``signature`` is the exact callable signature (a :class:`FunctionType` in valid IR; the
+    parser keeps any type so the verifier can name a malformed one); ``yieldable`` permits the
+    referenced function to suspend, a synchronous reference (the default) promises it does not.
+    """
+
+    __slots__ = ("signature", "yieldable")
+    kind = TypeKind.FUNC_REF
+
+    def __init__(self, signature: Type, yieldable: bool = False) -> None:
+        if not isinstance(signature, Type):
+            raise TypeError(f"a func.ref signature must be a Loom type, got {signature!r}")
+        self.signature = signature
+        self.yieldable = bool(yieldable)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FuncRefType)
+            and other.yieldable == self.yieldable
+            and other.signature == self.signature
+        )
+
+    def __hash__(self) -> int:
+        return hash(("func.ref", self.yieldable, self.signature))
+
+
+FUNC_REF_NAME = TypeKind.FUNC_REF.value
+"""The spelling that opens a function-reference type (``func.ref<...>``)."""
+YIELDABLE = "yieldable"
+"""The keyword of a yieldable function reference."""
 
 
 INDEX = ScalarType(ScalarTypeKind.INDEX)

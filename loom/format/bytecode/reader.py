@@ -42,6 +42,7 @@ from loom.ir import (
     DynamicDim,
     FileLocation,
     FloatLiteral,
+    FuncRefType,
     FunctionType,
     FusedLocation,
     Module,
@@ -500,7 +501,13 @@ class _Reader:
                 self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
             )
             return FunctionType(ins, outs), k + 1 + n
-        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..4)")
+        if kind == L.TYPE_FUNC_REF:
+            flag = s[k + 1]
+            if flag not in (0, 1):
+                raise st.error(E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)")
+            signature = self.types[st.index(k + 2, i, "func.ref signature type")]
+            return FuncRefType(signature, bool(flag)), k + 3
+        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..6)")
 
     @staticmethod
     def scalar(st: _Stream, k: int) -> Any:
