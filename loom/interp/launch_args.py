@@ -61,3 +61,37 @@ def bind_args(params: tuple[Value, ...], args: tuple, kernel: str) -> tuple[list
         else:
             raise LoomRuntimeError(f"{what} has type {p.type}, which launches cannot pass yet")
     return values, bufs
+
+
+def bind_functions(program: Any, functions: Any) -> dict:
+    """``launch(functions=...)`` checked: each name (``"f"`` or ``"@f"``) is a function
+    declaration of the module and each value a Python callable."""
+    if not functions:
+        return {}
+    from loom.dsl import Declaration
+
+    if not hasattr(functions, "items"):
+        raise LoomRuntimeError(
+            f"functions= maps declaration names to Python callables, got {functions!r}"
+        )
+    bound: dict = {}
+    declared = sorted(
+        name
+        for name, op in program.module.symbols.items()
+        if (d := program.registry.get(op.name)) is not None
+        and d.trait(Declaration) is not None
+        and d.symbol_trait is not None
+        and d.symbol_trait.kind == "func"
+    )
+    for key, fn in functions.items():
+        name = key[1:] if isinstance(key, str) and key.startswith("@") else key
+        if name not in declared:
+            have = ", ".join(f"@{n}" for n in declared) or "none"
+            raise LoomRuntimeError(
+                f"functions= binds {key!r}, which is not a function declaration of the module "
+                f"(declarations: {have})"
+            )
+        if not callable(fn):
+            raise LoomRuntimeError(f"functions= binds @{name} to {fn!r}, which is not callable")
+        bound[name] = fn
+    return bound

@@ -39,7 +39,7 @@ from loom.interp.engine import (
     item_coords,
     scratch_bytes,
 )
-from loom.interp.launch_args import bind_args
+from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
@@ -230,7 +230,8 @@ class _ItemContext(BaseContext):
 class Stepper:
     """Run a kernel one workitem and one op at a time (arguments as for ``launch``).
 
-    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`).
+    ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`);
+    ``functions`` binds Python functions to ``func.decl`` declarations as for ``launch``.
     """
 
     def __init__(
@@ -241,8 +242,10 @@ class Stepper:
         workload: tuple | list = (),
         args: tuple | list = (),
         max_steps: int | None = None,
+        functions: dict | None = None,
     ) -> None:
         self.plan: KernelPlan = _plan(module, kernel)
+        bound = bind_functions(self.plan.program, functions)
         self.module = module
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
@@ -269,6 +272,7 @@ class Stepper:
         self._pending_state: str | None = None
         self._quiet = False
         self.ctx = _ItemContext(self)
+        self.ctx.functions = bound
         self._memo: dict[int, tuple] = {}
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
@@ -519,9 +523,10 @@ class Stepper:
             if len(it.stack) > MAX_DEPTH:
                 raise self.ctx.error(step, "RUNTIME/011", depth_message(step), None)
             env = it.stack[-1][2]
-            if r == -1:
-                target = step.callee.body
-                env = [None] * step.callee.nslots
+            if r == -1 or type(r) is not int:  # a call: of step.callee or of r itself
+                callee = step.callee if r == -1 else r
+                target = callee.body
+                env = [None] * callee.nslots
             else:
                 target = step.regions[r]
             for s, v in zip(target.args, args):
