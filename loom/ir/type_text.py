@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loom.ir.types import (
+    YIELDABLE,
     BufferType,
     DynamicDim,
     FuncRefType,
@@ -15,7 +16,6 @@ from loom.ir.types import (
     ShapedType,
     Type,
     TypeKind,
-    YIELDABLE,
 )
 
 if TYPE_CHECKING:

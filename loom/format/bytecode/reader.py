@@ -504,7 +504,9 @@ class _Reader:
         if kind == L.TYPE_FUNC_REF:
             flag = s[k + 1]
             if flag not in (0, 1):
-                raise st.error(E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)")
+                raise st.error(
+                    E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)"
+                )
             signature = self.types[st.index(k + 2, i, "func.ref signature type")]
             return FuncRefType(signature, bool(flag)), k + 3
         raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..6)")
