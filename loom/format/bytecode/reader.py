@@ -590,7 +590,9 @@ class _Reader:
         """The block's arguments: the next value ids, or explicit zigzag offsets from them."""
         st = self.ir
         s, V, defined = st.s, self.values, self.defined  # noqa: N806
-        n = st.count(k, "block argument count")
+        # implicit ids take no ints (a declaration's signature block may end the stream);
+        # the loop below stops at the first id past the value table
+        n = st.count(k, "block argument count", 1 if explicit_ids else 0)
         k += 1
         nxt, nv = self.nxt, len(V)
         args = []
