@@ -400,6 +400,7 @@ Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam
 Flags = _elements.Flags
+TemplateFlags = _elements.TemplateFlags
 Kw = _elements.Kw
 Glue = _elements.Glue
 Clause = _elements.Clause

@@ -42,6 +42,9 @@ from loom.dsl import (
     op,
 )
 from loom.ir import FuncRefType, FunctionType
+from loom.ir.types import declare_func_ref
+
+declare_func_ref("func.ref")
 
 PURITY = EnumDef("purity", ("pure",))
 TEMPERATURE = EnumDef("temperature", ("hot", "cold"))

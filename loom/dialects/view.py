@@ -31,7 +31,7 @@ from loom.dsl import (
     Ref,
     Result,
     SameType,
-    TemplateParam,
+    TemplateFlags,
     TypeConstraint,
     TypeOf,
     Violation,
@@ -335,8 +335,7 @@ _ATOMIC_ATTRS = [
     AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
 ]
 _ATOMIC_HEAD = [
-    TemplateParam("kind"),
-    Flags("memory_flags"),
+    TemplateFlags("kind", "memory_flags"),
     Ref("value"),
     Kw(","),
     Ref("view"),
@@ -367,7 +366,12 @@ ATOMIC_REDUCE = op(
             "view.atomic.reduce<addi> %x, %v[%i] {ordering = relaxed, scope = device}"
             " : i32, view<16xi32>",
             _AT,
-        )
+        ),
+        Example(
+            "view.atomic.reduce<addf, noftz> %x, %v[%i] {ordering = relaxed, scope = device}"
+            " : f32, view<16xf32>",
+            "%x: f32, %i: index, %v: view<16xf32>",
+        ),
     ],
     verifier=_verify_rmw(True),
     verifier_cacheable=True,

@@ -701,6 +701,87 @@ class Flags(FormatElement):
 
 
 @dataclass(frozen=True)
+class TemplateFlags(FormatElement):
+    """``<kind>`` or ``<kind, a|b>`` glued to the op name: an enum attribute and, after a
+    comma inside the same brackets, an optional flags attribute (``<addf, noftz>``)."""
+
+    field: str
+    flags: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+        yield self.flags
+
+    def print_text(self, c: Ctx) -> None:
+        text = c.attr_text(self.field)
+        value = c.op.attributes.get(self.flags)
+        c.tokens += (c.GLUE, f"<{text}, {value}>" if value else f"<{text}>")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a, f = pc.decl.attr(self.field), pc.decl.attr(self.flags)
+        if a is None or f is None or f.flags is None:
+            raise ValueError(
+                f"'{pc.decl.name}' TemplateFlags needs attribute '{self.field}' and flags "
+                f"attribute '{self.flags}'"
+            )
+        value, flags_value = pc.attr_value, pc.flags_value
+
+        def template_flags(p: Any, s: Any) -> None:
+            p.expect("<")
+            s.attrs[a.name] = value(p, a)
+            if p.peek() == ",":
+                p.i += 1
+                s.attrs[f.name] = flags_value(p, f)
+            p.expect(">")
+
+        return [template_flags]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        text = g.attr_text_expr(self.field)
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = a.get({self.flags!r})")
+        g.glue()
+        g.token(lit="<", expr=f"{text} + (', ' + {var} if {var} else '')")
+        g.pending.append(">")
+        g.state = "s"
+
+    def fast_code(self, g: Ctx) -> None:
+        a, f = g.decl.attr(self.field), g.decl.attr(self.flags)
+        if a is None or f is None:
+            g.unsupported()
+        g.expect("<")
+        g.attr_value(a)
+        var = g.tmp("a")
+        canon = g.const(g.flags_canonical(f), "FC")
+        g.attrs.append((f.name, var))
+        g.env["ID"] = g.is_ident
+        for line in (
+            f"{var} = None",
+            "if toks[i] == ',':",
+            "    parts = [toks[i + 1]]",
+            "    i += 2",
+            "    while toks[i] == '|':",
+            "        parts.append(toks[i + 1])",
+            "        i += 2",
+            "    if not all(ID(x) for x in parts):",
+            "        return None",
+            f"    {var} = {canon}('|'.join(parts))",
+            f"    if {var} is None:",
+            "        return None",
+        ):
+            g.emit(line)
+        g.expect(">")
+
+    def line_code(self, g: Ctx) -> None:
+        g.unsupported()  # rare spelling: such lines take the token path
+
+
+@dataclass(frozen=True)
 class AttrDict(FormatElement):
     """``{k = v, ...}`` of the attributes not printed by other elements; omitted when empty."""
 
@@ -1195,6 +1276,7 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     SymbolRef,
     TemplateParam,
     Flags,
+    TemplateFlags,
     Kw,
     Glue,
     Clause,

@@ -52,6 +52,6 @@ def type_to_text(t: Type, name_of: Callable[[Value], str] = _default_name) -> st
         outs = ", ".join(type_to_text(x, name_of) for x in t.results)
         return f"({ins}) -> ({outs})"
     if isinstance(t, FuncRefType):
-        head = f"{t.kind.value}<{YIELDABLE} " if t.yieldable else f"{t.kind.value}<"
+        head = f"{t.spelling}<{YIELDABLE} " if t.yieldable else f"{t.spelling}<"
         return head + type_to_text(t.signature, name_of) + ">"
     raise TypeError(f"not a Loom type: {t!r}")

@@ -8,7 +8,7 @@ in the context of the value that owns it.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from loom.ir.values import Value
@@ -23,7 +23,7 @@ class TypeKind(Enum):
     VECTOR = "vector"
     FUNCTION = "function"
     OPAQUE = "opaque"
-    FUNC_REF = "func.ref"
+    FUNC_REF = "func_ref"
 
 
 class ScalarTypeKind(Enum):
@@ -304,14 +304,19 @@ class FuncRefType(Type):
     ``signature`` is the exact callable signature (a :class:`FunctionType` in valid IR; the
     parser keeps any type so the verifier can name a malformed one); ``yieldable`` permits the
     referenced function to suspend, a synchronous reference (the default) promises it does not.
+    The type's name is declared by its dialect (:func:`declare_func_ref`).
     """
 
     __slots__ = ("signature", "yieldable")
     kind = TypeKind.FUNC_REF
+    spelling: ClassVar[str] = "<func.ref type not declared>"
+    """The name that opens the type in text (set by :func:`declare_func_ref`)."""
 
     def __init__(self, signature: Type, yieldable: bool = False) -> None:
         if not isinstance(signature, Type):
-            raise TypeError(f"a func.ref signature must be a Loom type, got {signature!r}")
+            raise TypeError(
+                f"a function reference signature must be a Loom type, got {signature!r}"
+            )
         self.signature = signature
         self.yieldable = bool(yieldable)
 
@@ -323,11 +328,14 @@ class FuncRefType(Type):
         )
 
     def __hash__(self) -> int:
-        return hash(("func.ref", self.yieldable, self.signature))
+        return hash((TypeKind.FUNC_REF, self.yieldable, self.signature))
 
 
-FUNC_REF_NAME = TypeKind.FUNC_REF.value
-"""The spelling that opens a function-reference type (``func.ref<...>``)."""
+def declare_func_ref(name: str) -> None:
+    """Name the function-reference type (its dialect does, once)."""
+    FuncRefType.spelling = name
+
+
 YIELDABLE = "yieldable"
 """The keyword of a yieldable function reference."""
 

@@ -50,7 +50,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
-from loom.ir.types import FUNC_REF_NAME, YIELDABLE
+from loom.ir.types import YIELDABLE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
 
@@ -451,7 +451,7 @@ class Parser:
         if t is not None:
             self.i = i + 1
             return t
-        if tok == FUNC_REF_NAME:
+        if tok == FuncRefType.spelling:
             return self._func_ref()
         if tok[0].isalpha() or tok[0] == "_":
             raise self.error(
