@@ -393,6 +393,7 @@ Ref = _elements.Ref
 Refs = _elements.Refs
 Subscript = _elements.Subscript
 IndexList = _elements.IndexList
+AlignedRefs = _elements.AlignedRefs
 TypeOf = _elements.TypeOf
 TypesOf = _elements.TypesOf
 ResultTypeList = _elements.ResultTypeList
