@@ -309,8 +309,9 @@ class FuncRefType(Type):
 
     __slots__ = ("signature", "yieldable")
     kind = TypeKind.FUNC_REF
-    spelling: ClassVar[str] = "<func.ref type not declared>"
-    """The name that opens the type in text (set by :func:`declare_func_ref`)."""
+    spelling: ClassVar[str] = "<undeclared function reference type>"
+    """The name that opens the type in text, set by :func:`declare_func_ref` when the func
+    dialect is imported (parsing, building and the registry import it)."""
 
     def __init__(self, signature: Type, yieldable: bool = False) -> None:
         if not isinstance(signature, Type):
