@@ -43,7 +43,7 @@ from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
-from loom.ir import Module, Operation, ScalarType
+from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 AT_COLLECTIVE = "at collective"
@@ -344,6 +344,9 @@ class Stepper:
                 continue
             value = self.module.values[vid]
             t = value.type
+            if isinstance(t, FuncRefType):  # a function reference shows what it names
+                f = self.plan.program.referenced(int(v))
+                v = "null" if f is None else f"@{f.name}"
             out[f"%{value.display_name}"] = to_python(t, v) if isinstance(t, ScalarType) else v
         return out
 

@@ -228,3 +228,15 @@ def test_import_resolved_tells_whether_a_function_is_bound(engine: str) -> None:
     np.testing.assert_array_equal(out, [0, 1])
     _run(engine, _module(RESOLVED), {"feature": lambda x: x}, [out])
     np.testing.assert_array_equal(out, [1, 1])
+
+
+def test_the_stepper_shows_function_references_by_name() -> None:
+    x = np.arange(8, dtype=np.int32)
+    sel = np.zeros(8, np.int32)
+    bufs = [x, sel, np.zeros(8, np.int32), np.zeros(8, np.int32)]
+    st = Stepper(_module(INDIRECT), "k", args=bufs, functions={"host_square": lambda v: v})
+    while "%f" not in st.values():
+        st.step()
+    values = st.values()
+    assert values["%fd"] == "@double" and values["%fn"] == "@negate"
+    assert values["%none"] == "null" and values["%f"] == "@double"
