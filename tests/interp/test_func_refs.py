@@ -240,3 +240,26 @@ def test_the_stepper_shows_function_references_by_name() -> None:
     values = st.values()
     assert values["%fd"] == "@double" and values["%fn"] == "@negate"
     assert values["%none"] == "null" and values["%f"] == "@double"
+
+
+def test_indirect_calls_agree_with_the_fast_paths_off() -> None:
+    from loom.interp import engine, sanitizer
+
+    results = []
+    for fast in (True, False):
+        saved = engine.FAST_PATHS, sanitizer.SHORTCUTS
+        engine.FAST_PATHS = sanitizer.SHORTCUTS = fast
+        try:
+            x = np.arange(8, dtype=np.int32) - 3
+            sel = np.array([2, 1, 0, 2, 1, 0, 0, 2], np.int32)
+            out, nulls = np.zeros(8, np.int32), np.zeros(8, np.int32)
+            r = launch(
+                _module(INDIRECT),
+                "k",
+                args=[x, sel, out, nulls],
+                functions={"host_square": lambda v: v * v},
+            )
+            results.append((out.tobytes(), nulls.tobytes(), r.ops_executed))
+        finally:
+            engine.FAST_PATHS, sanitizer.SHORTCUTS = saved
+    assert results[0] == results[1]
