@@ -154,6 +154,16 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
     callee = ctx.symbol(op.attributes.get("callee"))
     if callee is None or "callee" not in callee.attributes or not callee.regions:
         return []
+    name = op.attributes["callee"]
+    if op.attributes.get("purity") == "pure" and callee.attributes.get("purity") != "pure":
+        return [
+            Violation(
+                "STRUCTURE/034",
+                f"a pure call needs a pure callee: @{name} is not declared pure "
+                f"(the contract of @{name} is defined there)",
+                "purity",
+            )
+        ]
     params = tuple(v.type for v in callee.regions[0].blocks[0].args)
     results = tuple(callee.attributes.get("result_types", ()))
     args = tuple(v.type for v in op.operands)
