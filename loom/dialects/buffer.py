@@ -370,7 +370,7 @@ PACK = op(
         Result("total_byte_length", OFFSET_T),
         Result("byte_offsets", OFFSET_T, variadic=True),
     ],
-    traits=[Pure()],
+    traits=[Pure(), SameTypeAt("byte_lengths", "byte_offsets")],
     format=[
         AlignedRefs("byte_lengths", "minimum_alignments", results="byte_offsets"),
         AttrDict(),
