@@ -297,8 +297,8 @@ IMPORT_POLICY = EnumDef("import_policy", ("optional",))
 
 DECL = op(
     "func.decl",
-    "A function defined elsewhere (an import, or a host function bound at launch): "
-    "a callable signature without a body.",
+    "A function defined elsewhere (an import; in the interpreter, a Python function bound "
+    "with launch(functions=...)): a callable signature without a body.",
     attrs=[
         _VISIBILITY,
         _RETAIN,
