@@ -535,6 +535,12 @@ class TestBuilder(DialectBuilder):
     def use(self, *, values: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """A sink that keeps its operands alive; it does nothing at run time."""
 
+class VectorBuilder(DialectBuilder):
+    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A vector whose every lane holds the same constant; the result type gives the shape and the element type that the payload must fit."""
+    def splat(self, *, scalar: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Replicate one scalar into every lane of a vector; the scalar already has the vector's element type (convert before or after, never inside the splat)."""
+
 
 class DialectNamespaces:
     """The dialect attributes of a LoomBuilder."""
@@ -550,3 +556,4 @@ class DialectNamespaces:
     cfg: CfgBuilder
     check: CheckBuilder
     test: TestBuilder
+    vector: VectorBuilder

@@ -91,6 +91,7 @@ def _load_all() -> None:
         scf,
         target,
         test,
+        vector,
         view,
     )
 
