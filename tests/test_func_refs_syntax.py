@@ -163,3 +163,16 @@ def test_calls_to_declarations_check_types_like_definitions() -> None:
     report = verify_module(parse_module(src))
     assert [d.code for d in report.errors] == ["TYPE/001"]
     assert F32 is not I32
+
+
+def test_predicates_must_constrain_signature_values() -> None:
+    from loom.ir import INDEX, Predicate
+
+    module, b = module_builder()
+    n = b.value("n", INDEX)
+    stray = b.value("stray", INDEX)
+    b.func.decl(callee="f", args=[n], predicates=[Predicate("eq", (n, stray))])
+    report = verify_module(module)
+    assert [d.code for d in report.errors] == ["STRUCTURE/032"]
+    assert "predicates[0].arg[1]" in report.render()
+    assert "a function argument or named result" in report.render()

@@ -41,7 +41,7 @@ from loom.dsl import (
     Violation,
     op,
 )
-from loom.ir import FuncRefType, FunctionType
+from loom.ir import FuncRefType, FunctionType, ScalarType, Value
 from loom.ir.types import declare_func_ref
 
 declare_func_ref("func.ref")
@@ -105,6 +105,46 @@ def _signature_format(region: str) -> list:
     ]
 
 
+_FLOAT_CLASSES = frozenset({"not_nan", "not_inf", "finite"})
+"""Predicate kinds that classify floats; every other kind relates integers."""
+
+
+def _verify_predicates(op, ctx) -> list[Violation]:  # noqa: ANN001
+    """``where`` predicates constrain signature values, of the kind's type family."""
+    preds = op.attributes.get("predicates") or ()
+    if not preds:
+        return []
+    region = op.regions[0] if op.regions else None
+    signature = {id(v) for v in region.blocks[0].args} if region and region.blocks else set()
+    out: list[Violation] = []
+    for i, p in enumerate(preds):
+        for j, a in enumerate(p.args):
+            if not isinstance(a, Value):
+                continue
+            field = f"predicates[{i}].arg[{j}]"
+            if id(a) not in signature:
+                out.append(
+                    Violation(
+                        "STRUCTURE/032",
+                        f"'{op.name}' {field} is %{a.display_name}; required origin: "
+                        "a function argument or named result",
+                        "predicates",
+                    )
+                )
+                continue
+            t = a.type
+            if p.kind in _FLOAT_CLASSES:
+                ok, want = isinstance(t, ScalarType) and t.is_float, "floating-point scalar"
+            else:
+                ok = isinstance(t, ScalarType) and (t.is_integer or t.is_address)
+                want = "integer, index, or offset scalar"
+            if not ok:
+                out.append(
+                    Violation("TYPE/003", f"{field} has type {t}, expected {want}", "predicates")
+                )
+    return out
+
+
 DEF = op(
     "func.def",
     "A function: a symbol with arguments, result types and a body ending in func.return.",
@@ -147,6 +187,7 @@ DEF = op(
             top_level=True,
         ),
     ],
+    verifier=_verify_predicates,
 )
 
 
@@ -361,6 +402,7 @@ DECL = op(
         ),
         Example("func.decl public optional hot @probe(%n: index)", top_level=True),
     ],
+    verifier=_verify_predicates,
 )
 
 
