@@ -176,3 +176,11 @@ def test_predicates_must_constrain_signature_values() -> None:
     assert [d.code for d in report.errors] == ["STRUCTURE/032"]
     assert "predicates[0].arg[1]" in report.render()
     assert "a function argument or named result" in report.render()
+
+
+def test_a_module_may_end_with_a_declaration_in_bytecode() -> None:
+    text = (
+        'func.def @f() {\n  func.return\n}\n\nfunc.decl import("m") @g(%a: f32, %b: i32) -> (i1)\n'
+    )
+    module = parse_module(text)
+    assert print_module(read_module(write_module(module), verify=True)) == text

@@ -263,3 +263,38 @@ def test_indirect_calls_agree_with_the_fast_paths_off() -> None:
         finally:
             engine.FAST_PATHS, sanitizer.SHORTCUTS = saved
     assert results[0] == results[1]
+
+
+RECURSIVE = """target.generic<reference> @reference
+
+func.def @again(%f: func.ref<(i32) -> (i32)>, %x: i32) -> (i32) {
+  %y = func.call.indirect %f(%x) : (i32) -> (i32)
+  func.return %y : i32
+}
+
+func.def @loop(%x: i32) -> (i32) {
+  %self = func.address @loop : func.ref<(i32) -> (i32)>
+  %y = func.call @again(%self, %x) : (func.ref<(i32) -> (i32)>, i32) -> (i32)
+  func.return %y : i32
+}
+
+kernel.def target(@reference) export("k") @k() {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+} launch(%out: buffer) {
+  %base = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %ov = buffer.view %out[%base] : buffer -> view<1xi32>
+  %x = scalar.constant 1 : i32
+  %y = func.call @loop(%x) : (i32) -> (i32)
+  view.store %y, %ov[%c0] : i32, view<1xi32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unbounded_recursion_through_references_ends_with_a_depth_error(engine: str) -> None:
+    with pytest.raises(LoomRuntimeError) as info:
+        _run(engine, _module(RECURSIVE), None, [np.zeros(1, np.int32)])
+    assert info.value.diagnostics[0].code == "RUNTIME/011"
