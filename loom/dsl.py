@@ -170,6 +170,9 @@ class AttrDef:
     builder_keyword: str | None = None
     """Keyword name in builder methods when it differs from ``name``."""
     doc: str = ""
+    missing_code: str = "STRUCTURE/010"
+    """The verifier's code when a required attribute is absent (upstream reports some as an
+    attribute-kind mismatch, TYPE/005, with actual kind 0 = absent)."""
 
     @property
     def keyword(self) -> str:

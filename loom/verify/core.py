@@ -567,7 +567,7 @@ class ModuleVerifier:
                 if not a.optional and a.kind != "unit":
                     self.error(
                         op,
-                        "STRUCTURE/010",
+                        a.missing_code,
                         f"'{op.name}' is missing required attribute '{a.name}'",
                         params={"attribute": a.name},
                     )
