@@ -184,3 +184,16 @@ def test_a_module_may_end_with_a_declaration_in_bytecode() -> None:
     )
     module = parse_module(text)
     assert print_module(read_module(write_module(module), verify=True)) == text
+
+
+def test_function_types_nest_at_most_max_type_nesting_deep() -> None:
+    from loom.ir.types import MAX_TYPE_NESTING
+
+    t = I32
+    with pytest.raises(ValueError, match="nest more than"):
+        for _ in range(MAX_TYPE_NESTING):
+            t = FuncRefType(FunctionType((t,), ()))
+    deep = "func.ref<(" * 40 + "i32" + ") -> ()>" * 40
+    with pytest.raises(LoomParseError) as info:
+        parse_module(f"func.def @f(%x: {deep}) {{\n  func.return\n}}\n")
+    assert info.value.diagnostics[0].code == "PARSE/004"

@@ -277,15 +277,27 @@ def vector_type(element_type: ScalarType, *dims: int) -> ShapedType:
     return ShapedType(TypeKind.VECTOR, element_type, dims)
 
 
+MAX_TYPE_NESTING = 32
+"""Deepest nesting of function types (and function references) in one type: deeper types are
+refused when made, so printing, comparing and hashing them never exhaust the stack."""
+
+
+def _nesting(types: tuple[Type, ...]) -> int:
+    return max((getattr(t, "nesting", 0) for t in types), default=0)
+
+
 class FunctionType(Type):
     """``(T, U) -> (V)``."""
 
-    __slots__ = ("inputs", "results")
+    __slots__ = ("inputs", "results", "nesting")
     kind = TypeKind.FUNCTION
 
     def __init__(self, inputs: tuple[Type, ...], results: tuple[Type, ...]) -> None:
         self.inputs = tuple(inputs)
         self.results = tuple(results)
+        self.nesting = 1 + _nesting(self.inputs + self.results)
+        if self.nesting > MAX_TYPE_NESTING:
+            raise ValueError(f"function types nest more than {MAX_TYPE_NESTING} deep")
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -307,7 +319,7 @@ class FuncRefType(Type):
     The type's name is declared by its dialect (:func:`declare_func_ref`).
     """
 
-    __slots__ = ("signature", "yieldable")
+    __slots__ = ("signature", "yieldable", "nesting")
     kind = TypeKind.FUNC_REF
     spelling: ClassVar[str] = "<undeclared function reference type>"
     """The name that opens the type in text, set by :func:`declare_func_ref` when the func
@@ -320,6 +332,9 @@ class FuncRefType(Type):
             )
         self.signature = signature
         self.yieldable = bool(yieldable)
+        self.nesting = 1 + _nesting((signature,))
+        if self.nesting > MAX_TYPE_NESTING:
+            raise ValueError(f"function reference types nest more than {MAX_TYPE_NESTING} deep")
 
     def __eq__(self, other: object) -> bool:
         return (

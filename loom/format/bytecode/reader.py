@@ -500,7 +500,10 @@ class _Reader:
             outs = tuple(
                 self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
             )
-            return FunctionType(ins, outs), k + 1 + n
+            try:
+                return FunctionType(ins, outs), k + 1 + n
+            except ValueError as e:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
         if kind == L.TYPE_FUNC_REF:
             flag = s[k + 1]
             if flag not in (0, 1):
@@ -508,7 +511,10 @@ class _Reader:
                     E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)"
                 )
             signature = self.types[st.index(k + 2, i, "func.ref signature type")]
-            return FuncRefType(signature, bool(flag)), k + 3
+            try:
+                return FuncRefType(signature, bool(flag)), k + 3
+            except ValueError as e:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
         raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..6)")
 
     @staticmethod

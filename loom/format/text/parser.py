@@ -465,19 +465,23 @@ class Parser:
     def _func_ref(self) -> Type:
         """``func.ref<[yieldable] signature>``; the signature is ``(A, ...) -> (R, ...)`` or
         (for the verifier to refuse) any other type."""
+        start = self.i
         self.i += 1
         self.expect("<")
         yieldable = self.peek() == YIELDABLE
         if yieldable:
             self.i += 1
-        if self.peek() == "(":
-            ins = self._paren_types()
-            self.expect("->")
-            signature: Type = FunctionType(tuple(ins), tuple(self._paren_types()))
-        else:
-            signature = self.parse_type()
-        self.expect(">")
-        return FuncRefType(signature, yieldable)
+        try:
+            if self.peek() == "(":
+                ins = self._paren_types()
+                self.expect("->")
+                signature: Type = FunctionType(tuple(ins), tuple(self._paren_types()))
+            else:
+                signature = self.parse_type()
+            self.expect(">")
+            return FuncRefType(signature, yieldable)
+        except ValueError as e:
+            raise self.error("PARSE/004", f"invalid type: {e}", start) from None
 
     def _paren_types(self) -> list[Type]:
         self.expect("(")
