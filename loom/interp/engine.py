@@ -1178,7 +1178,7 @@ def launch(
     t0 = time.perf_counter()
     plan = _plan(module, kernel)
     counts, sizes = plan.grid(tuple(workload))
-    values, bufs = bind_args(plan.params, tuple(args), plan.name)
+    values, bufs = bind_args(plan.params, tuple(args), plan.name, plan.program)
     ngroups = counts[0] * counts[1] * counts[2]
     wg = sizes[0] * sizes[1] * sizes[2]
     findings = san.Findings(plan.program, None)

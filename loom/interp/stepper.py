@@ -250,7 +250,9 @@ class Stepper:
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
-        self.values_in, self._bufs = bind_args(self.plan.params, tuple(args), self.plan.name)
+        self.values_in, self._bufs = bind_args(
+            self.plan.params, tuple(args), self.plan.name, self.plan.program
+        )
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]

@@ -298,3 +298,44 @@ def test_unbounded_recursion_through_references_ends_with_a_depth_error(engine: 
     with pytest.raises(LoomRuntimeError) as info:
         _run(engine, _module(RECURSIVE), None, [np.zeros(1, np.int32)])
     assert info.value.diagnostics[0].code == "RUNTIME/011"
+
+
+HOST_REF = """target.generic<reference> @reference
+
+func.def @double(%x: i32) -> (i32) {
+  %y = scalar.addi %x, %x : i32
+  func.return %y : i32
+}
+
+func.def @other(%x: f32) -> (f32) {
+  func.return %x : f32
+}
+
+kernel.def target(@reference) export("k") @k() {
+  %one = index.constant 1 : index
+  %lanes = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%lanes, %one, %one) : index
+} launch(%f: func.ref<(i32) -> (i32)>, %out: buffer) {
+  %base = index.constant 0 : offset
+  %i = kernel.workitem.id<x> : index
+  %ov = buffer.view %out[%base] : buffer -> view<4xi32>
+  %x = index.cast %i : index to i32
+  %y = func.call.indirect %f(%x) : (i32) -> (i32)
+  view.store %y, %ov[%i] : i32, view<4xi32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_launch_passes_a_function_reference_by_name(engine: str) -> None:
+    out = np.zeros(4, np.int32)
+    _run(engine, _module(HOST_REF), None, ["@double", out])
+    np.testing.assert_array_equal(out, [0, 2, 4, 6])
+    with pytest.raises(LoomRuntimeError) as info:
+        _run(engine, _module(HOST_REF), None, [None, out])
+    assert info.value.diagnostics[0].code == "RUNTIME/021"
+    with pytest.raises(LoomRuntimeError, match="signature"):
+        _run(engine, _module(HOST_REF), None, ["other", out])
+    with pytest.raises(LoomRuntimeError, match="not a function"):
+        _run(engine, _module(HOST_REF), None, ["@k", out])
