@@ -382,6 +382,16 @@ class RequiresAttr(Trait):
 
 
 @dataclass(frozen=True)
+class DefersPlacement(Trait):
+    """When attribute ``attr`` equals ``value`` (a required-inline function), the
+    required-ancestor placement of the ops inside (:class:`HasAncestor`) is checked where the
+    op is inlined, not here."""
+
+    attr: str
+    value: Any
+
+
+@dataclass(frozen=True)
 class Declaration(Trait):
     """A symbol defined elsewhere: its regions hold only the signature's entry arguments (no
     body to run; the interpreter runs a host-provided function in its place)."""

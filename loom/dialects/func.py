@@ -13,6 +13,7 @@ from loom.dsl import (
     Call,
     Clause,
     Declaration,
+    DefersPlacement,
     EnumDef,
     Example,
     Glue,
@@ -164,6 +165,7 @@ DEF = op(
         IsolatedFromAbove(),
         SymbolUse("target", ("record",)),
         PureWhen("purity", "pure"),
+        DefersPlacement("inline_policy", "inline"),
     ],
     format=[
         OptionalGroup("visibility", Attr("visibility")),
