@@ -408,9 +408,11 @@ DECL = op(
 )
 
 
-def _signature_of(callee) -> FunctionType | None:  # noqa: ANN001
-    """The ``(args) -> (results)`` type of a func.def or func.decl op."""
-    if "callee" not in callee.attributes or not callee.regions or not callee.regions[0].blocks:
+def signature_of(callee) -> FunctionType | None:  # noqa: ANN001
+    """The ``(args) -> (results)`` type of a func.def or func.decl op (None for others)."""
+    if callee.name not in (DEF.name, DECL.name) or not callee.regions:
+        return None
+    if not callee.regions[0].blocks:
         return None
     params = tuple(v.type for v in callee.regions[0].blocks[0].args)
     return FunctionType(params, tuple(callee.attributes.get("result_types", ())))
@@ -446,7 +448,7 @@ def _verify_address(op, ctx) -> list[Violation]:  # noqa: ANN001
     ref = op.results[0].type if op.results else None
     if callee is None or not isinstance(ref, FuncRefType):
         return []
-    have = _signature_of(callee)
+    have = signature_of(callee)
     if have is not None and have != ref.signature:
         return [
             Violation(

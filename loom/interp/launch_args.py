@@ -9,7 +9,7 @@ import numpy as np
 from loom.errors import LoomRuntimeError
 from loom.interp.memory import Buf, as_bytes
 from loom.interp.numerics import constant
-from loom.ir import BufferType, FuncRefType, FunctionType, ScalarType, Value
+from loom.ir import BufferType, FuncRefType, ScalarType, Value
 
 
 def bind_scalar(value: Any, t: ScalarType, what: str) -> Any:
@@ -109,15 +109,14 @@ def bind_function_ref(program: Any, name: Any, t: FuncRefType, what: str) -> np.
         return np.int64(0)
     if not isinstance(name, str):
         raise LoomRuntimeError(f"{what} takes a function name ('@f') or None, got {name!r}")
+    from loom.dialects.func import signature_of
+
     key = name[1:] if name.startswith("@") else name
     op = program.module.symbols.get(key)
     d = program.registry.get(op.name) if op is not None else None
-    if d is None or d.symbol_trait is None or d.symbol_trait.kind != "func" or not op.regions:
+    have = signature_of(op) if op is not None else None
+    if d is None or d.symbol_trait is None or d.symbol_trait.kind != "func" or have is None:
         raise LoomRuntimeError(f"{what}: '@{key}' is not a function of the module")
-    have = FunctionType(
-        tuple(v.type for v in op.regions[0].blocks[0].args),
-        tuple(op.attributes.get("result_types", ())),
-    )
     if have != t.signature:
         raise LoomRuntimeError(f"{what}: '@{key}' has signature {have}, the parameter {t}")
     return np.int64(program.reference(program.function(key)))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from loom.dialects.func import signature_of
 from loom.errors import LoomRuntimeError
 from loom.interp.numerics import bf16_round, value_dtype
 from loom.interp.semantics import Control, call, done, run, semantics
@@ -48,13 +49,6 @@ def _return(ctx: Any, step: Any, *values: Any) -> tuple:
 # ----------------------------------------------------------------------------- host functions
 
 
-def _signature(ctx: Any, name: str) -> tuple[tuple, tuple]:
-    """(argument types, result types) of the function symbol ``name``."""
-    op = ctx.plan.module.symbols[name]
-    args = tuple(v.type for v in op.regions[0].blocks[0].args) if op.regions else ()
-    return args, tuple(op.attributes.get("result_types", ()))
-
-
 def host_call(ctx: Any, step: Any, callee: Any, args: tuple, mask: Any) -> tuple:
     """Run the Python function bound to declaration ``callee`` for the lanes in ``mask``.
 
@@ -77,7 +71,8 @@ def host_call(ctx: Any, step: Any, callee: Any, args: tuple, mask: Any) -> tuple
             f"launch(..., functions={{{name!r}: fn}})",
             first,
         )
-    arg_types, result_types = _signature(ctx, name)
+    sig = signature_of(ctx.plan.module.symbols[name])
+    arg_types, result_types = (sig.inputs, sig.results) if sig is not None else ((), ())
     count = ctx.n if lanes is None else lanes.size
     ins = []
     for i, (v, t) in enumerate(zip(args, arg_types)):
