@@ -460,12 +460,26 @@ class ViewBuilder(DialectBuilder):
 class FuncBuilder(DialectBuilder):
     def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
         """A function: a symbol with arguments, result types and a body ending in func.return."""
+    def decl(self, *, visibility: Any = None, retain: Any = None, import_policy: Any = None, import_module: Any = None, import_symbol: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, signature: Region | None = None, location_id: int | None = None) -> None:
+        """A function defined elsewhere (an import; in the interpreter, a Python function bound with launch(functions=...)): a callable signature without a body."""
     def call(self, *, operands: Sequence[Value] | None = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Calls a function."""
+    def call_indirect(self, *, target: Value, operands: Sequence[Value] | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Calls the function a function reference names (each workitem its own function)."""
     def return_(self, *, operands: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Ends a function body, returning values."""
     def fail(self, *, message: Value, status: Any, location_id: int | None = None) -> None:
         """Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer)."""
+    def null(self, *, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A null function reference of the given type (calling it is a runtime error)."""
+    def compare_null(self, *, function: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when a function reference is null."""
+    def address(self, *, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A function reference to a func.def or func.decl (its signature must match exactly)."""
+    def ref_cast(self, *, source: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Widens a synchronous function reference to a yieldable one with the same signature (the same function)."""
+    def resolved(self, *, callee: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the function is available: a definition, or a declaration the host bound."""
 
 class CfgBuilder(DialectBuilder):
     def br(self, *, args: Sequence[Value] | None = None, dest: Any, location_id: int | None = None) -> None:

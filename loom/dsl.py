@@ -20,6 +20,8 @@ from loom.ir.types import (
     I32,
     INDEX,
     OFFSET,
+    FuncRefType,
+    FunctionType,
     ScalarType,
     ShapedType,
     Type,
@@ -74,6 +76,10 @@ BYTE_PATTERN = TypeConstraint(
 )
 VIEW = TypeConstraint(
     "a view type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.VIEW
+)
+FUNC_REF = TypeConstraint(
+    "func.ref with a function signature",
+    lambda t: isinstance(t, FuncRefType) and isinstance(t.signature, FunctionType),
 )
 VALUE_TYPE = TypeConstraint(
     "a scalar, buffer, view, vector or tensor type", lambda t: t.kind is not TypeKind.FUNCTION
@@ -176,6 +182,9 @@ class AttrDef:
     builder_keyword: str | None = None
     """Keyword name in builder methods when it differs from ``name``."""
     doc: str = ""
+    missing_code: str = "STRUCTURE/010"
+    """The verifier's code when a required attribute is absent (upstream reports some as an
+    attribute-kind mismatch, TYPE/005, with actual kind 0 = absent)."""
 
     @property
     def keyword(self) -> str:
@@ -399,6 +408,22 @@ class RequiresAttr(Trait):
     requires: str
 
 
+@dataclass(frozen=True)
+class DefersPlacement(Trait):
+    """When attribute ``attr`` equals ``value`` (a required-inline function), the
+    required-ancestor placement of the ops inside (:class:`HasAncestor`) is checked where the
+    op is inlined, not here."""
+
+    attr: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class Declaration(Trait):
+    """A symbol defined elsewhere: its regions hold only the signature's entry arguments (no
+    body to run; the interpreter runs a host-provided function in its place)."""
+
+
 # --------------------------------------------------------------------------- format elements
 # Each element class owns its text syntax in loom/format/elements.py; declarations keep
 # importing them from here.
@@ -408,6 +433,7 @@ Ref = _elements.Ref
 Refs = _elements.Refs
 Subscript = _elements.Subscript
 IndexList = _elements.IndexList
+AlignedRefs = _elements.AlignedRefs
 TypeOf = _elements.TypeOf
 TypesOf = _elements.TypesOf
 ResultTypeList = _elements.ResultTypeList
@@ -415,6 +441,7 @@ Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam
 Flags = _elements.Flags
+TemplateFlags = _elements.TemplateFlags
 Kw = _elements.Kw
 Glue = _elements.Glue
 Clause = _elements.Clause

@@ -26,7 +26,8 @@ from pygments.token import (
 )
 
 from loom.dsl import AttrKind, FormatElement, OpDef
-from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, TypeKind
+from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, FuncRefType, TypeKind
+from loom.ir.types import YIELDABLE
 from loom.registry import OpRegistry, as_registry
 
 __all__ = ["LoomLexer", "LoomWords", "loom_words"]
@@ -81,8 +82,12 @@ def _words_of(reg: OpRegistry) -> LoomWords:
     for d in reg:
         _decl_words(d, keywords, constants, attributes)
     types = set(SCALAR_TYPES) | {
-        k.value for k in TypeKind if k not in (TypeKind.SCALAR, TypeKind.FUNCTION, TypeKind.OPAQUE)
+        k.value
+        for k in TypeKind
+        if k not in (TypeKind.SCALAR, TypeKind.FUNCTION, TypeKind.OPAQUE, TypeKind.FUNC_REF)
     }
+    types.add(FuncRefType.spelling)
+    keywords.add(YIELDABLE)
     # dialect types (``kernel.async.token``) are named by the constraints that fix them
     for d in reg:
         for f in (*d.operands, *d.results):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from loom.builder import module_builder
 from loom.dsl import (
+    AlignedRefs,
     ArgSource,
     AttrKind,
     OpDef,
@@ -21,6 +22,7 @@ from loom.dsl import (
     python_name,
 )
 from loom.errors import LoomBuilderError
+from loom.format.elements import walk
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 from loom.ir import (
@@ -151,6 +153,12 @@ class Generator:
             elif vals:
                 kw[key] = vals[0]
         hidden = set(index_fields.values())
+        # an aligned list spells one attribute entry per value: as many entries as values
+        for e in walk(decl.format):
+            if isinstance(e, AlignedRefs):
+                hidden.add(e.attr)
+                n = len(kw.get(python_name(e.field), ()))
+                kw[python_name(e.attr)] = [1 << rng.randrange(12) for _ in range(n)]
         for a in decl.attrs:
             if a.name in hidden or (a.optional and rng.random() < 0.5):
                 continue

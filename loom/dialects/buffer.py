@@ -7,6 +7,7 @@ from loom.dsl import (
     I32_T,
     OFFSET_T,
     VIEW,
+    AlignedRefs,
     Attr,
     AttrDef,
     AttrDict,
@@ -369,20 +370,25 @@ PACK = op(
         Result("total_byte_length", OFFSET_T),
         Result("byte_offsets", OFFSET_T, variadic=True),
     ],
-    traits=[Pure()],
-    # upstream spells `[align(16) %a, align(256) %b] : offset`; until a format element for
-    # per-entry attribute lists exists, the alignments go in the attribute dictionary and
-    # every result type is written
+    traits=[Pure(), SameTypeAt("byte_lengths", "byte_offsets")],
     format=[
-        Refs("byte_lengths"),
+        AlignedRefs("byte_lengths", "minimum_alignments", results="byte_offsets"),
         AttrDict(),
         Kw(":"),
-        TypesOf("total_byte_length", "byte_offsets"),
+        TypeOf("total_byte_length"),
+    ],
+    # the workbench's earlier spelling: alignments in the dictionary, every result type written
+    legacy_formats=[
+        [
+            Refs("byte_lengths"),
+            AttrDict(),
+            Kw(":"),
+            TypesOf("total_byte_length", "byte_offsets"),
+        ]
     ],
     examples=[
         Example(
-            "%total, %h, %p = buffer.pack %a, %b {minimum_alignments = [16, 256]}"
-            " : offset, offset, offset",
+            "%total, %h, %p = buffer.pack [align(16) %a, align(256) %b] : offset",
             "%a: offset, %b: offset",
         )
     ],

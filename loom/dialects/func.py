@@ -3,6 +3,8 @@
 from loom.dsl import (
     ANY,
     BUFFER_T,
+    FUNC_REF,
+    I1_T,
     ArgSource,
     Attr,
     AttrDef,
@@ -10,20 +12,25 @@ from loom.dsl import (
     BlockArgs,
     Call,
     Clause,
+    Declaration,
+    DefersPlacement,
     EnumDef,
     Example,
     Glue,
     IsolatedFromAbove,
     Kw,
+    MemoryEffect,
     NoReturn,
     Operand,
     OptionalGroup,
     PredicateList,
+    Pure,
     PureWhen,
     Ref,
     Refs,
     RegionDef,
     RegionRef,
+    RequiresAttr,
     Result,
     ResultTypeList,
     Symbol,
@@ -35,6 +42,10 @@ from loom.dsl import (
     Violation,
     op,
 )
+from loom.ir import FuncRefType, FunctionType, ScalarType, Value
+from loom.ir.types import declare_func_ref
+
+declare_func_ref("func.ref")
 
 PURITY = EnumDef("purity", ("pure",))
 TEMPERATURE = EnumDef("temperature", ("hot", "cold"))
@@ -58,28 +69,87 @@ ABI = EnumDef(
 )
 _CALL_MODIFIER_FORMAT = [OptionalGroup(a.name, Attr(a.name)) for a in _CALL_MODIFIERS]
 
+_VISIBILITY = AttrDef(
+    "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
+)
+_RETAIN = AttrDef("retain", AttrKind.UNIT, optional=True)
+_CC = AttrDef(
+    "cc",
+    AttrKind.ENUM,
+    optional=True,
+    enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
+)
+_CONTRACT = [
+    AttrDef("target", AttrKind.SYMBOL, optional=True),
+    AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
+    AttrDef("export_symbol", AttrKind.STRING, optional=True),
+]
+_SIGNATURE_ATTRS = [
+    AttrDef("callee", AttrKind.SYMBOL),
+    AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
+    AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+]
+_CONTRACT_FORMAT = [
+    OptionalGroup("target", Clause("target", SymbolRef("target"))),
+    OptionalGroup("abi", Clause("abi", Attr("abi"))),
+    OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
+]
+
+
+def _signature_format(region: str) -> list:
+    """``@name(%a: T, ...) [-> (R, ...)] [where [...]]`` over the entry args of ``region``."""
+    return [
+        SymbolRef("callee"),
+        BlockArgs(region),
+        OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
+        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+    ]
+
+
+_FLOAT_CLASSES = frozenset({"not_nan", "not_inf", "finite"})
+"""Predicate kinds that classify floats; every other kind relates integers."""
+
+
+def _verify_predicates(op, ctx) -> list[Violation]:  # noqa: ANN001
+    """``where`` predicates constrain signature values, of the kind's type family."""
+    preds = op.attributes.get("predicates") or ()
+    if not preds:
+        return []
+    region = op.regions[0] if op.regions else None
+    signature = {id(v) for v in region.blocks[0].args} if region and region.blocks else set()
+    out: list[Violation] = []
+    for i, p in enumerate(preds):
+        for j, a in enumerate(p.args):
+            if not isinstance(a, Value):
+                continue
+            field = f"predicates[{i}].arg[{j}]"
+            if id(a) not in signature:
+                out.append(
+                    Violation(
+                        "STRUCTURE/032",
+                        f"'{op.name}' {field} is %{a.display_name}; required origin: "
+                        "a function argument or named result",
+                        "predicates",
+                    )
+                )
+                continue
+            t = a.type
+            if p.kind in _FLOAT_CLASSES:
+                ok, want = isinstance(t, ScalarType) and t.is_float, "floating-point scalar"
+            else:
+                ok = isinstance(t, ScalarType) and (t.is_integer or t.is_address)
+                want = "integer, index, or offset scalar"
+            if not ok:
+                out.append(
+                    Violation("TYPE/003", f"{field} has type {t}, expected {want}", "predicates")
+                )
+    return out
+
+
 DEF = op(
     "func.def",
     "A function: a symbol with arguments, result types and a body ending in func.return.",
-    attrs=[
-        AttrDef(
-            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
-        ),
-        AttrDef("retain", AttrKind.UNIT, optional=True),
-        AttrDef(
-            "cc",
-            AttrKind.ENUM,
-            optional=True,
-            enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
-        ),
-        *_CALL_MODIFIERS,
-        AttrDef("target", AttrKind.SYMBOL, optional=True),
-        AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
-        AttrDef("export_symbol", AttrKind.STRING, optional=True),
-        AttrDef("callee", AttrKind.SYMBOL),
-        AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
-        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
-    ],
+    attrs=[_VISIBILITY, _RETAIN, _CC, *_CALL_MODIFIERS, *_CONTRACT, *_SIGNATURE_ATTRS],
     regions=[
         RegionDef(
             "body",
@@ -95,19 +165,15 @@ DEF = op(
         IsolatedFromAbove(),
         SymbolUse("target", ("record",)),
         PureWhen("purity", "pure"),
+        DefersPlacement("inline_policy", "inline"),
     ],
     format=[
         OptionalGroup("visibility", Attr("visibility")),
         OptionalGroup("retain", Kw("retain")),
         OptionalGroup("cc", Attr("cc")),
         *_CALL_MODIFIER_FORMAT,
-        OptionalGroup("target", Clause("target", SymbolRef("target"))),
-        OptionalGroup("abi", Clause("abi", Attr("abi"))),
-        OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
-        SymbolRef("callee"),
-        BlockArgs("body"),
-        OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        *_CONTRACT_FORMAT,
+        *_signature_format("body"),
         RegionRef("body"),
     ],
     examples=[
@@ -123,6 +189,7 @@ DEF = op(
             top_level=True,
         ),
     ],
+    verifier=_verify_predicates,
 )
 
 
@@ -130,6 +197,16 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
     callee = ctx.symbol(op.attributes.get("callee"))
     if callee is None or "callee" not in callee.attributes or not callee.regions:
         return []
+    name = op.attributes["callee"]
+    if op.attributes.get("purity") == "pure" and callee.attributes.get("purity") != "pure":
+        return [
+            Violation(
+                "STRUCTURE/034",
+                f"a pure call needs a pure callee: @{name} is not declared pure "
+                f"(the contract of @{name} is defined there)",
+                "purity",
+            )
+        ]
     params = tuple(v.type for v in callee.regions[0].blocks[0].args)
     results = tuple(callee.attributes.get("result_types", ()))
     args = tuple(v.type for v in op.operands)
@@ -259,4 +336,312 @@ FAIL = op(
     ],
 )
 
-OPS = (DEF, CALL, RETURN, FAIL)
+IMPORT_POLICY = EnumDef("import_policy", ("optional",))
+
+DECL = op(
+    "func.decl",
+    "A function defined elsewhere (an import; in the interpreter, a Python function bound "
+    "with launch(functions=...)): a callable signature without a body.",
+    attrs=[
+        _VISIBILITY,
+        _RETAIN,
+        AttrDef(
+            "import_policy",
+            AttrKind.ENUM,
+            enum=IMPORT_POLICY,
+            optional=True,
+            doc="linking may leave the import unresolved (test with func.import.resolved)",
+        ),
+        AttrDef("import_module", AttrKind.STRING, optional=True, doc="module to import from"),
+        AttrDef("import_symbol", AttrKind.STRING, optional=True, doc="name in that module"),
+        _CC,
+        *_CALL_MODIFIERS,
+        *_CONTRACT,
+        *_SIGNATURE_ATTRS,
+    ],
+    regions=[
+        RegionDef(
+            "signature",
+            arg_source=ArgSource.VALUES,
+            arg_keyword="args",
+            doc="only the entry arguments (the signature values); no ops",
+        )
+    ],
+    traits=[
+        Symbol("callee", kind="func"),
+        Declaration(),
+        IsolatedFromAbove(),
+        SymbolUse("target", ("record",)),
+        PureWhen("purity", "pure"),
+        RequiresAttr("import_symbol", "import_module"),
+    ],
+    format=[
+        OptionalGroup("visibility", Attr("visibility")),
+        OptionalGroup("retain", Kw("retain")),
+        OptionalGroup("import_policy", Attr("import_policy")),
+        OptionalGroup(
+            "import_module",
+            Clause(
+                "import",
+                Attr("import_module"),
+                OptionalGroup("import_symbol", Kw(","), Attr("import_symbol")),
+            ),
+        ),
+        OptionalGroup("cc", Attr("cc")),
+        *_CALL_MODIFIER_FORMAT,
+        *_CONTRACT_FORMAT,
+        *_signature_format("signature"),
+    ],
+    builder="decl",
+    examples=[
+        Example(
+            'func.decl import("mathlib", "fast_tanh") @tanh(%x: f32) -> (f32)\n\n'
+            "func.def @squash(%x: f32) -> (f32) {\n"
+            "  %y = func.call @tanh(%x) : (f32) -> (f32)\n"
+            "  func.return %y : f32\n"
+            "}",
+            top_level=True,
+        ),
+        Example("func.decl public optional hot @probe(%n: index)", top_level=True),
+    ],
+    verifier=_verify_predicates,
+)
+
+
+def signature_of(callee) -> FunctionType | None:  # noqa: ANN001
+    """The ``(args) -> (results)`` type of a func.def or func.decl op (None for others)."""
+    if callee.name not in (DEF.name, DECL.name) or not callee.regions:
+        return None
+    if not callee.regions[0].blocks:
+        return None
+    params = tuple(v.type for v in callee.regions[0].blocks[0].args)
+    return FunctionType(params, tuple(callee.attributes.get("result_types", ())))
+
+
+NULL = op(
+    "func.null",
+    "A null function reference of the given type (calling it is a runtime error).",
+    results=[Result("result", FUNC_REF)],
+    traits=[Pure()],
+    format=[Kw(":"), TypeOf("result")],
+    examples=[Example("%none = func.null : func.ref<(i32) -> (i32)>")],
+)
+
+COMPARE_NULL = op(
+    "func.compare.null",
+    "True when a function reference is null.",
+    operands=[Operand("function", FUNC_REF)],
+    results=[Result("result", I1_T)],
+    traits=[Pure()],
+    format=[Ref("function"), Kw(":"), TypeOf("function")],
+    examples=[
+        Example(
+            "%is_null = func.compare.null %f : func.ref<(i32) -> (i32)>",
+            args="%f: func.ref<(i32) -> (i32)>",
+        )
+    ],
+)
+
+
+def _verify_address(op, ctx) -> list[Violation]:  # noqa: ANN001
+    callee = ctx.symbol(op.attributes.get("callee"))
+    ref = op.results[0].type if op.results else None
+    if callee is None or not isinstance(ref, FuncRefType):
+        return []
+    have = signature_of(callee)
+    if have is not None and have != ref.signature:
+        return [
+            Violation(
+                "TYPE/001",
+                f"result type {ref} does not match the signature {have} of "
+                f"@{op.attributes['callee']}",
+                "result",
+            )
+        ]
+    return []
+
+
+ADDRESS = op(
+    "func.address",
+    "A function reference to a func.def or func.decl (its signature must match exactly).",
+    attrs=[AttrDef("callee", AttrKind.SYMBOL, doc="the function referred to")],
+    results=[Result("result", FUNC_REF)],
+    traits=[Pure(), SymbolUse("callee", ("func",))],
+    format=[SymbolRef("callee"), Kw(":"), TypeOf("result")],
+    examples=[
+        Example(
+            "func.def @inc(%x: i32) -> (i32) {\n"
+            "  %one = scalar.constant 1 : i32\n"
+            "  %y = scalar.addi %x, %one : i32\n"
+            "  func.return %y : i32\n"
+            "}\n\n"
+            "func.def @apply(%x: i32) -> (i32) {\n"
+            "  %f = func.address @inc : func.ref<(i32) -> (i32)>\n"
+            "  %y = func.call.indirect %f(%x) : (i32) -> (i32)\n"
+            "  func.return %y : i32\n"
+            "}",
+            top_level=True,
+        )
+    ],
+    verifier=_verify_address,
+)
+
+
+def _verify_ref_cast(op, ctx) -> list[Violation]:  # noqa: ANN001
+    src, dst = op.operands[0].type, op.results[0].type
+    if not (FUNC_REF(src) and FUNC_REF(dst)):
+        return []  # the constraints report it
+    if src.yieldable:
+        return [
+            Violation(
+                "TYPE/003",
+                f"operand 'source' has type {src}, expected synchronous func.ref",
+                "source",
+            )
+        ]
+    if not dst.yieldable:
+        return [
+            Violation(
+                "TYPE/004", f"result 'result' has type {dst}, expected yieldable func.ref", "result"
+            )
+        ]
+    if src.signature != dst.signature:
+        return [
+            Violation(
+                "TYPE/001",
+                f"source type {src} and result type {dst} have different signatures",
+                "result",
+            )
+        ]
+    return []
+
+
+REF_CAST = op(
+    "func.ref.cast",
+    "Widens a synchronous function reference to a yieldable one with the same signature "
+    "(the same function).",
+    operands=[Operand("source", FUNC_REF)],
+    results=[Result("result", FUNC_REF)],
+    traits=[Pure()],
+    format=[Ref("source"), Kw(":"), TypeOf("source"), Kw("to"), TypeOf("result")],
+    builder="ref_cast",
+    examples=[
+        Example(
+            "%y = func.ref.cast %f : func.ref<(i32) -> (i32)> to "
+            "func.ref<yieldable (i32) -> (i32)>",
+            args="%f: func.ref<(i32) -> (i32)>",
+        )
+    ],
+    verifier=_verify_ref_cast,
+    verifier_cacheable=True,
+)
+
+
+def _verify_call_indirect(op, ctx) -> list[Violation]:  # noqa: ANN001
+    ref = op.operands[0].type if op.operands else None
+    if not FUNC_REF(ref):
+        return []  # the constraint reports it
+    sig = ref.signature
+    args = [v.type for v in op.operands[1:]]
+    results = [v.type for v in op.results]
+    out: list[Violation] = []
+    if len(args) != len(sig.inputs):
+        out.append(
+            Violation(
+                "STRUCTURE/001",
+                f"func.call.indirect passes {len(args)} arguments to a function taking "
+                f"{len(sig.inputs)}",
+                "operands",
+            )
+        )
+    if len(results) != len(sig.results):
+        out.append(
+            Violation(
+                "STRUCTURE/002",
+                f"func.call.indirect has {len(results)} results but the function returns "
+                f"{len(sig.results)}",
+                "results",
+            )
+        )
+    for i, (a, p) in enumerate(zip(args, sig.inputs)):
+        if a != p:
+            out.append(
+                Violation(
+                    "TYPE/001",
+                    f"operand {i} has type {a} but function argument {i} is {p}",
+                    "operands",
+                )
+            )
+    for i, (r, p) in enumerate(zip(results, sig.results)):
+        if r != p:
+            out.append(
+                Violation(
+                    "TYPE/001",
+                    f"result {i} has type {r} but function result {i} is {p}",
+                    "results",
+                )
+            )
+    return out
+
+
+CALL_INDIRECT = op(
+    "func.call.indirect",
+    "Calls the function a function reference names (each workitem its own function).",
+    operands=[Operand("target", FUNC_REF), Operand("operands", ANY, variadic=True)],
+    results=[Result("results", ANY, variadic=True)],
+    traits=[MemoryEffect(reads=True, writes=True)],
+    format=[
+        Ref("target"),
+        Glue(),
+        Kw("("),
+        Refs("operands"),
+        Kw(")"),
+        Kw(":"),
+        Kw("("),
+        TypesOf("operands"),
+        Kw(")"),
+        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+    ],
+    builder="call_indirect",
+    examples=[
+        Example(
+            "%y = func.call.indirect %f(%x) : (i32) -> (i32)",
+            args="%f: func.ref<(i32) -> (i32)>, %x: i32",
+        )
+    ],
+    verifier=_verify_call_indirect,
+    verifier_cacheable=True,
+)
+
+IMPORT_RESOLVED = op(
+    "func.import.resolved",
+    "True when the function is available: a definition, or a declaration the host bound.",
+    attrs=[AttrDef("callee", AttrKind.SYMBOL, doc="the function asked about")],
+    results=[Result("result", I1_T)],
+    traits=[Pure(), SymbolUse("callee", ("func",))],
+    format=[SymbolRef("callee")],
+    examples=[
+        Example(
+            'func.decl optional import("ext") @feature(%x: i32) -> (i32)\n\n'
+            "func.def @has_feature() -> (i1) {\n"
+            "  %ok = func.import.resolved @feature\n"
+            "  func.return %ok : i1\n"
+            "}",
+            top_level=True,
+        )
+    ],
+)
+
+OPS = (
+    DEF,
+    DECL,
+    CALL,
+    CALL_INDIRECT,
+    RETURN,
+    FAIL,
+    NULL,
+    COMPARE_NULL,
+    ADDRESS,
+    REF_CAST,
+    IMPORT_RESOLVED,
+)

@@ -31,7 +31,7 @@ from loom.dsl import (
     Ref,
     Result,
     SameType,
-    TemplateParam,
+    TemplateFlags,
     TypeConstraint,
     TypeOf,
     Violation,
@@ -319,6 +319,10 @@ def _indexed(view_field: str = "view"):  # noqa: ANN202
     return check
 
 
+_ATOMIC_MISSING = "TYPE/005"
+"""Upstream reports an atomic's absent ordering or scope as an attribute-kind mismatch."""
+
+
 def _verify_rmw(reduce: bool):  # noqa: ANN202
     def check(op, ctx) -> list[Violation]:  # noqa: ANN001
         return _indexed()(op, ctx) or _atomic_rules(op, ctx, reduce=reduce)
@@ -331,12 +335,11 @@ _ATOMIC_ATTRS = [
     AttrDef("memory_flags", AttrKind.FLAGS, flags=ATOMIC_FLAGS, optional=True),
     AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
     *cache_attrs(),
-    AttrDef("ordering", AttrKind.ENUM, enum=ORDERING),
-    AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+    AttrDef("ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
+    AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
 ]
 _ATOMIC_HEAD = [
-    TemplateParam("kind"),
-    Flags("memory_flags"),
+    TemplateFlags("kind", "memory_flags"),
     Ref("value"),
     Kw(","),
     Ref("view"),
@@ -367,7 +370,12 @@ ATOMIC_REDUCE = op(
             "view.atomic.reduce<addi> %x, %v[%i] {ordering = relaxed, scope = device}"
             " : i32, view<16xi32>",
             _AT,
-        )
+        ),
+        Example(
+            "view.atomic.reduce<addf, noftz> %x, %v[%i] {ordering = relaxed, scope = device}"
+            " : f32, view<16xf32>",
+            "%x: f32, %i: index, %v: view<16xf32>",
+        ),
     ],
     verifier=_verify_rmw(True),
     verifier_cacheable=True,
@@ -443,9 +451,9 @@ CMPXCHG = op(
     attrs=[
         AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
         *cache_attrs(),
-        AttrDef("failure_ordering", AttrKind.ENUM, enum=ORDERING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
-        AttrDef("success_ordering", AttrKind.ENUM, enum=ORDERING),
+        AttrDef("failure_ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
+        AttrDef("success_ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
     ],
     results=[Result("result", BYTE_SCALAR)],
     traits=[
@@ -517,8 +525,8 @@ ATOMIC_LOAD = op(
     attrs=[
         AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
         *cache_attrs(),
-        AttrDef("ordering", AttrKind.ENUM, enum=LOAD_ORDERING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+        AttrDef("ordering", AttrKind.ENUM, enum=LOAD_ORDERING, missing_code=_ATOMIC_MISSING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
     ],
     results=[Result("result", BYTE_SCALAR)],
     traits=[MemoryEffect(reads=True)],
@@ -553,8 +561,8 @@ ATOMIC_STORE = op(
     attrs=[
         AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
         *cache_attrs(),
-        AttrDef("ordering", AttrKind.ENUM, enum=STORE_ORDERING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
+        AttrDef("ordering", AttrKind.ENUM, enum=STORE_ORDERING, missing_code=_ATOMIC_MISSING),
+        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
     ],
     traits=[MemoryEffect(writes=True)],
     format=[

@@ -358,6 +358,96 @@ class IndexList(FormatElement):
         g.emit(f"        {var}.append(v)")
 
 
+@dataclass(frozen=True)
+class AlignedRefs(FormatElement):
+    """``[align(16) %a, align(256) %b]``: the values of variadic operand ``field``, each with
+    its entry of the integer-array attribute ``attr``; with ``results``, a variadic result
+    field of one value of its fixed type per entry (those types are not written)."""
+
+    field: str
+    attr: str
+    results: str | None = None
+    role: ClassVar[str] = "value"
+    word: ClassVar[str] = "align"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.attr
+
+    def keywords(self) -> Iterator[str]:
+        yield self.word
+
+    def print_text(self, c: Ctx) -> None:
+        vals = c.values(self.field)
+        aligns = c.op.attributes.get(self.attr) or ()
+        if len(aligns) != len(vals):
+            raise c.error(
+                f"'{c.decl.name}' has {len(aligns)} '{self.attr}' entries for "
+                f"{len(vals)} '{self.field}' values"
+            )
+        entries = ", ".join(f"{self.word}({a}) {c.name(v)}" for a, v in zip(aligns, vals))
+        c.tokens.append(f"[{entries}]")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        decl = pc.decl
+        o = decl.operand(self.field)
+        if o is None or not o.variadic or decl.attr(self.attr) is None:
+            raise ValueError(
+                f"'{decl.name}' AlignedRefs needs variadic operand '{self.field}' and "
+                f"attribute '{self.attr}'"
+            )
+        fixed = None
+        if self.results is not None:
+            r = decl.result(self.results)
+            if r is None or not r.variadic or r.constraint.fixed is None:
+                raise ValueError(
+                    f"'{decl.name}' AlignedRefs results '{self.results}' must be a variadic "
+                    "result of one fixed type"
+                )
+            fixed = r.constraint.fixed
+        field, attr, results, word = self.field, self.attr, self.results, self.word
+
+        def aligned_refs(p: Any, s: Any) -> None:
+            p.expect("[")
+            vals: list[Value] = []
+            aligns: list[int] = []
+            while p.peek() != "]":
+                if vals:
+                    p.expect(",")
+                i, toks = p.i, p.toks
+                if not (i + 1 < len(toks) and toks[i] == word and toks[i + 1] == "("):
+                    raise p.expected(f"'{word}(' starting an entry ('{word}(N) %value')")
+                p.i = i + 2
+                at = p.i
+                n = p.integer()
+                if not -(2**63) <= n < 2**63:
+                    raise p.error("PARSE/009", f"alignment {n} does not fit in 64 bits", at)
+                p.expect(")")
+                aligns.append(n)
+                vals.append(p.use())
+            p.i += 1
+            s.groups[field] = tuple(vals)
+            s.attrs[attr] = tuple(aligns)
+            if results is not None:
+                s.rtypes[results] = (fixed,) * len(vals)
+
+        return [aligned_refs]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("[")
+
+    def print_code(self, g: Ctx) -> None:
+        vals, aligns = g.tmp(), g.tmp()
+        g.flush()
+        g.emit(f"{vals} = {g.seq((self.field,))}")
+        g.emit(f"{aligns} = a.get({self.attr!r}) or ()")
+        g.emit(f"if len({aligns}) != len({vals}):")
+        g.emit("    raise Fallback")
+        entry = f"'{self.word}(' + str(x) + ') ' + _name(y)"
+        g.token(lit="[", expr=f"', '.join([{entry} for x, y in zip({aligns}, {vals})])")
+        g.pending.append("]")
+        g.state = "s"
+
+
 # --------------------------------------------------------------------------- types
 
 
@@ -760,6 +850,87 @@ class Flags(FormatElement):
         g.emit(f"    {var} = {canon}({var})")
         g.emit(f"    if {var} is None:")
         g.emit("        return None")
+
+
+@dataclass(frozen=True)
+class TemplateFlags(FormatElement):
+    """``<kind>`` or ``<kind, a|b>`` glued to the op name: an enum attribute and, after a
+    comma inside the same brackets, an optional flags attribute (``<addf, noftz>``)."""
+
+    field: str
+    flags: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+        yield self.flags
+
+    def print_text(self, c: Ctx) -> None:
+        text = c.attr_text(self.field)
+        value = c.op.attributes.get(self.flags)
+        c.tokens += (c.GLUE, f"<{text}, {value}>" if value else f"<{text}>")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a, f = pc.decl.attr(self.field), pc.decl.attr(self.flags)
+        if a is None or f is None or f.flags is None:
+            raise ValueError(
+                f"'{pc.decl.name}' TemplateFlags needs attribute '{self.field}' and flags "
+                f"attribute '{self.flags}'"
+            )
+        value, flags_value = pc.attr_value, pc.flags_value
+
+        def template_flags(p: Any, s: Any) -> None:
+            p.expect("<")
+            s.attrs[a.name] = value(p, a)
+            if p.peek() == ",":
+                p.i += 1
+                s.attrs[f.name] = flags_value(p, f)
+            p.expect(">")
+
+        return [template_flags]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        text = g.attr_text_expr(self.field)
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = a.get({self.flags!r})")
+        g.glue()
+        g.token(lit="<", expr=f"{text} + (', ' + {var} if {var} else '')")
+        g.pending.append(">")
+        g.state = "s"
+
+    def fast_code(self, g: Ctx) -> None:
+        a, f = g.decl.attr(self.field), g.decl.attr(self.flags)
+        if a is None or f is None:
+            g.unsupported()
+        g.expect("<")
+        g.attr_value(a)
+        var = g.tmp("a")
+        canon = g.const(g.flags_canonical(f), "FC")
+        g.attrs.append((f.name, var))
+        g.env["ID"] = g.is_ident
+        for line in (
+            f"{var} = None",
+            "if toks[i] == ',':",
+            "    parts = [toks[i + 1]]",
+            "    i += 2",
+            "    while toks[i] == '|':",
+            "        parts.append(toks[i + 1])",
+            "        i += 2",
+            "    if not all(ID(x) for x in parts):",
+            "        return None",
+            f"    {var} = {canon}('|'.join(parts))",
+            f"    if {var} is None:",
+            "        return None",
+        ):
+            g.emit(line)
+        g.expect(">")
+
+    def line_code(self, g: Ctx) -> None:
+        g.unsupported()  # rare spelling: such lines take the token path
 
 
 @dataclass(frozen=True)
@@ -1567,6 +1738,7 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     Refs,
     Subscript,
     IndexList,
+    AlignedRefs,
     TypeOf,
     TypesOf,
     ResultTypeList,
@@ -1574,6 +1746,7 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     SymbolRef,
     TemplateParam,
     Flags,
+    TemplateFlags,
     Kw,
     Glue,
     Clause,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dsl import OpDef, Pure, Uniformity
+from loom.dsl import Declaration, OpDef, Pure, Uniformity
 from loom.errors import LoomRuntimeError
 from loom.interp.semantics import AFFINE_RULES, SEMANTICS, Control
 from loom.ir import Block, Module, Operation, Region, Value
@@ -113,7 +113,8 @@ class CRegion:
 
 
 class CFunc:
-    """A compiled function-like body (a kernel's body or config, or a func.def)."""
+    """A compiled function-like body (a kernel's body or config, or a func.def); a declaration's
+    has no ``body`` (the host binds a Python function to its name at launch)."""
 
     __slots__ = ("module", "slots", "nslots", "body", "name", "program")
 
@@ -142,6 +143,9 @@ class Program:
         self.registry = as_registry(registry)
         self.steps: list[Step] = []
         self.funcs: dict[str, CFunc] = {}
+        self.refs: list[CFunc] = []
+        """Functions whose address was taken; a function reference value is 1 + the index
+        here (0 is the null reference)."""
 
     def compile_region(self, func: CFunc, region: Region, depth: int = 0) -> CRegion:
         """Compile ``region`` (nested ``depth`` regions or calls deep) into ``func``."""
@@ -184,12 +188,28 @@ class Program:
         if existing is not None:
             return existing
         op = self.module.symbols.get(name)
+        decl = self.registry.get(op.name) if op is not None else None
+        if decl is not None and decl.trait(Declaration) is not None:
+            func = self.funcs[name] = CFunc(self, self.module, name)
+            return func  # no body: a host function runs in its place
         if op is None or not op.regions:
             raise LoomRuntimeError(f"symbol '@{name}' has no body to run")
         func = CFunc(self, self.module, name)
         self.funcs[name] = func
         func.body = self.compile_region(func, op.regions[-1], depth)
         return func
+
+    def reference(self, func: CFunc) -> int:
+        """The function reference value of ``func`` (1, 2, ...; stable for this program)."""
+        for k, f in enumerate(self.refs):
+            if f is func:
+                return k + 1
+        self.refs.append(func)
+        return len(self.refs)
+
+    def referenced(self, ref: int) -> CFunc | None:
+        """The function a non-null reference value names (None when it names none)."""
+        return self.refs[ref - 1] if 0 < ref <= len(self.refs) else None
 
 
 def lane_invariant(decl: OpDef) -> bool:

@@ -36,7 +36,7 @@ from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import run_cfg
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
-from loom.interp.launch_args import bind_args, bind_scalar
+from loom.interp.launch_args import bind_args, bind_functions, bind_scalar
 from loom.interp.memory import Buf
 from loom.interp.report import format_lane, runtime_error
 from loom.ir import Module
@@ -224,6 +224,8 @@ class BaseContext:
     track_affine = True
     extents: tuple = ()
     _ins: tuple = ()
+    functions: dict = {}
+    """Declaration name -> the Python function bound to it (``launch(functions=...)``)."""
 
     def __init__(self, plan: KernelPlan, max_steps: int | None = None) -> None:
         self.plan = plan
@@ -356,11 +358,11 @@ class BaseContext:
             m = self._normalize(m)
             if m is False:
                 yielded = None
-            elif r == -1:
+            elif r == -1 or type(r) is not int:  # a call: of step.callee or of r itself
                 saved_mask = self.mask
                 self.mask = m
                 try:
-                    yielded = self.run_func(step.callee, list(args))
+                    yielded = self.run_func(step.callee if r == -1 else r, list(args))
                 finally:
                     self.mask = saved_mask
             else:
@@ -1305,6 +1307,7 @@ def launch(
     max_steps: int | None = None,
     progress: Any = None,
     trace: bool = False,
+    functions: dict | None = None,
 ) -> LaunchResult:
     """Run ``kernel`` over its whole grid on NumPy data; buffers are modified in place.
 
@@ -1316,17 +1319,21 @@ def launch(
     Raises :class:`~loom.errors.LoomRuntimeError` on runtime errors.
     ``trace`` records per-byte access traces (``LaunchResult.accesses``; on a runtime error the
     exception's ``accesses``), for pictures; it needs the sanitizer.
+    ``functions`` binds Python functions to ``func.decl`` declarations by name (see
+    :func:`loom.interp.semantics.func.host_call` for the calling convention); calling a
+    declaration nothing is bound to is a runtime error.
     """
     if trace and not sanitize:
         raise ValueError("launch(trace=True) needs the sanitizer (sanitize=True)")
     t0 = time.perf_counter()
     plan = _plan(module, kernel)
     counts, sizes = plan.grid(tuple(workload))
-    values, bufs = bind_args(plan.params, tuple(args), plan.name)
+    values, bufs = bind_args(plan.params, tuple(args), plan.name, plan.program)
     ngroups = counts[0] * counts[1] * counts[2]
     wg = sizes[0] * sizes[1] * sizes[2]
     findings = san.Findings(plan.program, None)
     ctx = GridContext(plan, counts, sizes, sanitize, max_steps, findings)
+    ctx.functions = bind_functions(plan.program, functions)
     findings.coords_of = ctx.coords_of_item
     if sanitize:
         for b in bufs:

@@ -41,11 +41,11 @@ from loom.interp.engine import (
     item_coords,
     scratch_bytes,
 )
-from loom.interp.launch_args import bind_args
+from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
-from loom.ir import Module, Operation, ScalarType
+from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 AT_COLLECTIVE = "at collective"
@@ -259,7 +259,8 @@ class Stepper:
     """Run a kernel one workitem and one op at a time (arguments as for ``launch``).
 
     ``max_steps`` bounds the steps of one workitem (default :data:`DEFAULT_MAX_STEPS`);
-    ``history_limit`` the steps :meth:`step_back` can undo (default :data:`HISTORY_LIMIT`).
+    ``history_limit`` the steps :meth:`step_back` can undo (default :data:`HISTORY_LIMIT`);
+    ``functions`` binds Python functions to ``func.decl`` declarations as for ``launch``.
     """
 
     def __init__(
@@ -271,15 +272,19 @@ class Stepper:
         args: tuple | list = (),
         max_steps: int | None = None,
         history_limit: int = HISTORY_LIMIT,
+        functions: dict | None = None,
     ) -> None:
         if history_limit < 0:
             raise ValueError(f"history_limit must not be negative (got {history_limit})")
         self.plan: KernelPlan = _plan(module, kernel)
+        bound = bind_functions(self.plan.program, functions)
         self.module = module
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
-        self.values_in, self._bufs = bind_args(self.plan.params, tuple(args), self.plan.name)
+        self.values_in, self._bufs = bind_args(
+            self.plan.params, tuple(args), self.plan.name, self.plan.program
+        )
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
@@ -302,6 +307,7 @@ class Stepper:
         self._pending_state: str | None = None
         self._quiet = False
         self.ctx = _ItemContext(self)
+        self.ctx.functions = bound
         self._memo: dict[int, tuple] = {}
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
@@ -378,6 +384,9 @@ class Stepper:
                 continue
             value = self.module.values[vid]
             t = value.type
+            if isinstance(t, FuncRefType):  # a function reference shows what it names
+                f = self.plan.program.referenced(int(v))
+                v = "null" if f is None else f"@{f.name}"
             out[f"%{value.display_name}"] = to_python(t, v) if isinstance(t, ScalarType) else v
         return out
 
@@ -566,9 +575,10 @@ class Stepper:
             if len(it.stack) > MAX_DEPTH:
                 raise self.ctx.error(step, "RUNTIME/011", depth_message(step), None)
             env = it.stack[-1][2]
-            if r == -1:
-                target = step.callee.body
-                env = [None] * step.callee.nslots
+            if r == -1 or type(r) is not int:  # a call: of step.callee or of r itself
+                callee = step.callee if r == -1 else r
+                target = callee.body
+                env = [None] * callee.nslots
             else:
                 target = step.regions[r]
             for s, v in zip(target.args, args):

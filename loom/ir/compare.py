@@ -15,7 +15,7 @@ from loom.ir.attributes import Predicate
 from loom.ir.locations import FileLocation, FusedLocation, OpaqueLocation, TaggedLocation
 from loom.ir.module import Module
 from loom.ir.operations import Block, Operation, Region
-from loom.ir.types import DynamicDim, FunctionType, ShapedType, Type
+from loom.ir.types import DynamicDim, FuncRefType, FunctionType, ShapedType, Type
 from loom.ir.values import Value
 
 
@@ -103,6 +103,10 @@ class _Comparer:
             self.same(len(x.results), len(y.results), f"{where} result counts")
             for tx, ty in zip(x.inputs + x.results, y.inputs + y.results):
                 self.type(tx, ty, where)
+        elif isinstance(x, FuncRefType):
+            assert isinstance(y, FuncRefType)
+            self.same(x.yieldable, y.yieldable, f"{where} yieldability")
+            self.type(x.signature, y.signature, where)
         elif x != y:
             raise _Different(f"{where} differ: {x} != {y}")
 

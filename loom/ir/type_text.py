@@ -6,8 +6,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loom.ir.types import (
+    YIELDABLE,
     BufferType,
     DynamicDim,
+    FuncRefType,
     FunctionType,
     OpaqueType,
     ScalarType,
@@ -48,4 +50,7 @@ def type_to_text(t: Type, name_of: Callable[[Value], str] = _default_name) -> st
         ins = ", ".join(type_to_text(x, name_of) for x in t.inputs)
         outs = ", ".join(type_to_text(x, name_of) for x in t.results)
         return f"({ins}) -> ({outs})"
+    if isinstance(t, FuncRefType):
+        head = f"{t.spelling}<{YIELDABLE} " if t.yieldable else f"{t.spelling}<"
+        return head + type_to_text(t.signature, name_of) + ">"
     raise TypeError(f"not a Loom type: {t!r}")

@@ -8,7 +8,7 @@ in the context of the value that owns it.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from loom.ir.values import Value
@@ -24,6 +24,7 @@ class TypeKind(Enum):
     TENSOR = "tensor"
     FUNCTION = "function"
     OPAQUE = "opaque"
+    FUNC_REF = "func_ref"
 
 
 class ScalarTypeKind(Enum):
@@ -293,15 +294,27 @@ def vector_type(element_type: ScalarType, *dims: int) -> ShapedType:
     return ShapedType(TypeKind.VECTOR, element_type, dims)
 
 
+MAX_TYPE_NESTING = 32
+"""Deepest nesting of function types (and function references) in one type: deeper types are
+refused when made, so printing, comparing and hashing them never exhaust the stack."""
+
+
+def _nesting(types: tuple[Type, ...]) -> int:
+    return max((getattr(t, "nesting", 0) for t in types), default=0)
+
+
 class FunctionType(Type):
     """``(T, U) -> (V)``."""
 
-    __slots__ = ("inputs", "results")
+    __slots__ = ("inputs", "results", "nesting")
     kind = TypeKind.FUNCTION
 
     def __init__(self, inputs: tuple[Type, ...], results: tuple[Type, ...]) -> None:
         self.inputs = tuple(inputs)
         self.results = tuple(results)
+        self.nesting = 1 + _nesting(self.inputs + self.results)
+        if self.nesting > MAX_TYPE_NESTING:
+            raise ValueError(f"function types nest more than {MAX_TYPE_NESTING} deep")
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -312,6 +325,52 @@ class FunctionType(Type):
 
     def __hash__(self) -> int:
         return hash((self.inputs, self.results))
+
+
+class FuncRefType(Type):
+    """``func.ref<[yieldable] (A, ...) -> (R, ...)>``: a first-class function value.
+
+    ``signature`` is the exact callable signature (a :class:`FunctionType` in valid IR; the
+    parser keeps any type so the verifier can name a malformed one); ``yieldable`` permits the
+    referenced function to suspend, a synchronous reference (the default) promises it does not.
+    The type's name is declared by its dialect (:func:`declare_func_ref`).
+    """
+
+    __slots__ = ("signature", "yieldable", "nesting")
+    kind = TypeKind.FUNC_REF
+    spelling: ClassVar[str] = "<undeclared function reference type>"
+    """The name that opens the type in text, set by :func:`declare_func_ref` when the func
+    dialect is imported (parsing, building and the registry import it)."""
+
+    def __init__(self, signature: Type, yieldable: bool = False) -> None:
+        if not isinstance(signature, Type):
+            raise TypeError(
+                f"a function reference signature must be a Loom type, got {signature!r}"
+            )
+        self.signature = signature
+        self.yieldable = bool(yieldable)
+        self.nesting = 1 + _nesting((signature,))
+        if self.nesting > MAX_TYPE_NESTING:
+            raise ValueError(f"function reference types nest more than {MAX_TYPE_NESTING} deep")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FuncRefType)
+            and other.yieldable == self.yieldable
+            and other.signature == self.signature
+        )
+
+    def __hash__(self) -> int:
+        return hash((TypeKind.FUNC_REF, self.yieldable, self.signature))
+
+
+def declare_func_ref(name: str) -> None:
+    """Name the function-reference type (its dialect does, once)."""
+    FuncRefType.spelling = name
+
+
+YIELDABLE = "yieldable"
+"""The keyword of a yieldable function reference."""
 
 
 INDEX = ScalarType(ScalarTypeKind.INDEX)

@@ -30,7 +30,16 @@ from loom.diagnostics import (
     op_source_range,
     source_order,
 )
-from loom.dsl import ArgSource, Branch, NoReturn, OpDef, PureWhen, Terminator, Violation
+from loom.dsl import (
+    ArgSource,
+    Branch,
+    HasAncestor,
+    NoReturn,
+    OpDef,
+    PureWhen,
+    Terminator,
+    Violation,
+)
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
@@ -607,7 +616,7 @@ class ModuleVerifier:
                 if not a.optional and a.kind != "unit":
                     self.error(
                         op,
-                        "STRUCTURE/010",
+                        a.missing_code,
                         f"'{op.name}' is missing required attribute '{a.name}'",
                         params={"attribute": a.name},
                     )
@@ -764,6 +773,9 @@ class ModuleVerifier:
                 self.hidden[t] = op
             self.tokens = []
             self.scope_names = frozenset((op.name,))
+            d = plan.defers_placement
+            if d is not None and op.attributes.get(d.attr) == d.value:
+                self.scope_names |= self._deferred_ancestors()  # checked where it is inlined
         else:
             self.scope_names = self._with_name(self.scope_names, op.name)
         self.all_names = self._with_name(self.all_names, op.name)
@@ -783,6 +795,16 @@ class ModuleVerifier:
                 for t in self.tokens:
                     self.active[t] = 1
                     self.hidden.pop(t, None)
+
+    def _deferred_ancestors(self) -> frozenset[str]:
+        """Every op some declaration requires as an ancestor (assumed present inside a
+        function whose placement checks are deferred)."""
+        names = getattr(self, "_ancestor_names", None)
+        if names is None:
+            names = self._ancestor_names = frozenset(
+                t.ancestor for d in self.registry for t in d.traits_of(HasAncestor)
+            )
+        return names
 
     def _with_name(self, names: frozenset[str], name: str) -> frozenset[str]:
         key = (names, name)

@@ -18,6 +18,7 @@ from loom.dsl import (
     Call,
     ControlFlow,
     Convergent,
+    DefersPlacement,
     HasAncestor,
     HasParent,
     IsolatedFromAbove,
@@ -307,7 +308,7 @@ class OpPlan:
         "symbol", "symbol_uses", "hook", "is_terminator", "isolated", "n_req_regions",
         "n_max_regions", "impure", "reads", "writes", "convergent", "call", "uniformity",
         "control", "needs_walk", "flags", "cur_no", "cur_nr", "cur_layout", "good_attrs",
-        "_kept_attrs", "hook_ok", "quick_hook", "accepts",
+        "_kept_attrs", "hook_ok", "quick_hook", "accepts", "defers_placement",
     )  # fmt: skip
 
     def __init__(self, decl: OpDef) -> None:
@@ -341,6 +342,7 @@ class OpPlan:
         self.hook = decl.verifier
         self.is_terminator = decl.is_terminator
         self.isolated = decl.trait(IsolatedFromAbove) is not None
+        self.defers_placement = decl.trait(DefersPlacement)
         self.n_req_regions = sum(1 for r in decl.regions if not (r.optional or r.variadic))
         self.n_max_regions = decl.max_regions
         effects = decl.traits_of(MemoryEffect)

@@ -66,6 +66,7 @@ TYPE_VIEW = 2
 TYPE_VECTOR = 3
 TYPE_FUNCTION = 4
 TYPE_OPAQUE = 5
+TYPE_FUNC_REF = 6  # [kind, yieldable 0/1, type id of the signature (an earlier entry)]
 
 # Shaped-type dims and layouts.
 DIM_STATIC = 0

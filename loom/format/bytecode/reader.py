@@ -43,6 +43,7 @@ from loom.ir import (
     DynamicDim,
     FileLocation,
     FloatLiteral,
+    FuncRefType,
     FunctionType,
     FusedLocation,
     Module,
@@ -498,8 +499,22 @@ class _Reader:
             outs = tuple(
                 self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
             )
-            return FunctionType(ins, outs), k + 1 + n
-        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..4)")
+            try:
+                return FunctionType(ins, outs), k + 1 + n
+            except ValueError as e:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+        if kind == L.TYPE_FUNC_REF:
+            flag = s[k + 1]
+            if flag not in (0, 1):
+                raise st.error(
+                    E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)"
+                )
+            signature = self.types[st.index(k + 2, i, "func.ref signature type")]
+            try:
+                return FuncRefType(signature, bool(flag)), k + 3
+            except ValueError as e:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..6)")
 
     @staticmethod
     def scalar(st: _Stream, k: int) -> Any:
@@ -580,7 +595,9 @@ class _Reader:
         """The block's arguments: the next value ids, or explicit zigzag offsets from them."""
         st = self.ir
         s, V, defined = st.s, self.values, self.defined  # noqa: N806
-        n = st.count(k, "block argument count")
+        # implicit ids take no ints (a declaration's signature block may end the stream);
+        # the loop below stops at the first id past the value table
+        n = st.count(k, "block argument count", 1 if explicit_ids else 0)
         k += 1
         nxt, nv = self.nxt, len(V)
         args = []

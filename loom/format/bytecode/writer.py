@@ -26,6 +26,7 @@ from loom.ir import (
     DynamicDim,
     FileLocation,
     FloatLiteral,
+    FuncRefType,
     FunctionType,
     FusedLocation,
     Module,
@@ -161,6 +162,8 @@ class _Writer:
             ins = [self.tid(x) for x in t.inputs]
             outs = [self.tid(x) for x in t.results]
             entry = [L.TYPE_FUNCTION, len(ins), *ins, len(outs), *outs]
+        elif isinstance(t, FuncRefType):
+            entry = [L.TYPE_FUNC_REF, int(t.yieldable), self.tid(t.signature)]
         else:
             raise _fail(f"{t!r} is not a Loom type")
         key = tuple(entry)

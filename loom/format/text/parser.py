@@ -36,6 +36,8 @@ from loom.ir import (
     Block,
     DynamicDim,
     FileLocation,
+    FuncRefType,
+    FunctionType,
     FusedLocation,
     Module,
     OpaqueLocation,
@@ -48,6 +50,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.types import YIELDABLE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
 
@@ -450,6 +453,8 @@ class Parser:
         if t is not None:
             self.i = i + 1
             return t
+        if tok == FuncRefType.spelling:
+            return self._func_ref()
         if tok[0].isalpha() or tok[0] == "_":
             raise self.error(
                 "PARSE/007",
@@ -458,6 +463,37 @@ class Parser:
                 "vector<...> or tensor<...>",
             )
         raise self.expected("a type")
+
+    def _func_ref(self) -> Type:
+        """``func.ref<[yieldable] signature>``; the signature is ``(A, ...) -> (R, ...)`` or
+        (for the verifier to refuse) any other type."""
+        start = self.i
+        self.i += 1
+        self.expect("<")
+        yieldable = self.peek() == YIELDABLE
+        if yieldable:
+            self.i += 1
+        try:
+            if self.peek() == "(":
+                ins = self._paren_types()
+                self.expect("->")
+                signature: Type = FunctionType(tuple(ins), tuple(self._paren_types()))
+            else:
+                signature = self.parse_type()
+            self.expect(">")
+            return FuncRefType(signature, yieldable)
+        except ValueError as e:
+            raise self.error("PARSE/004", f"invalid type: {e}", start) from None
+
+    def _paren_types(self) -> list[Type]:
+        self.expect("(")
+        types: list[Type] = []
+        while self.peek() != ")":
+            if types:
+                self.expect(",")
+            types.append(self.parse_type())
+        self.i += 1
+        return types
 
     def type_of_token(self, tok: str) -> Type | None:
         """The type spelled by one token, or None when it is not a valid type (fast paths)."""

@@ -40,6 +40,11 @@ def run(region: int, args: tuple, mask: Any) -> tuple:
     return ("run", region, args, mask)
 
 
+def call(func: Any, args: tuple, mask: Any) -> tuple:
+    """Action: run the compiled function ``func`` with ``args`` for the lanes in ``mask``."""
+    return ("run", func, args, mask)
+
+
 def done(results: tuple = ()) -> tuple:
     """Action: the op is finished and produces ``results``."""
     return ("done", results)
