@@ -398,6 +398,9 @@ RegionArg = _elements.RegionArg
 BindingList = _elements.BindingList
 PredicateList = _elements.PredicateList
 RegionRef = _elements.RegionRef
+EncodingAttr = _elements.EncodingAttr
+ParamDict = _elements.ParamDict
+Requirements = _elements.Requirements
 
 
 # --------------------------------------------------------------------------- examples and ops

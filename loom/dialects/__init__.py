@@ -1,7 +1,20 @@
 """Declarations of every Loom op, by dialect. This package imports only ``loom.dsl`` and
 ``loom.ir``."""
 
-from loom.dialects import buffer, cfg, check, func, index, kernel, scalar, scf, target, test, view
+from loom.dialects import (
+    buffer,
+    cfg,
+    check,
+    encoding,
+    func,
+    index,
+    kernel,
+    scalar,
+    scf,
+    target,
+    test,
+    view,
+)
 from loom.dsl import OpDef
 
 ALL_OPS: tuple[OpDef, ...] = (
@@ -16,5 +29,6 @@ ALL_OPS: tuple[OpDef, ...] = (
     *cfg.OPS,
     *check.OPS,
     *test.OPS,
+    *encoding.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

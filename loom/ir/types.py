@@ -7,6 +7,7 @@ in the context of the value that owns it.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -129,8 +130,12 @@ class BufferType(Type):
         return (BufferType, ())
 
 
+_OPAQUE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+|<[a-z_]+>)?")
+
+
 class OpaqueType(Type):
-    """A parameterless dialect type written as one dotted name (``kernel.async.token``).
+    """A parameterless dialect type written as one name: dotted (``kernel.async.token``), a
+    dialect word (``encoding``) or a word with one fixed role (``encoding<layout>``).
 
     Dialects declare them (:func:`opaque_type`); the name is the whole spelling, so text,
     bytecode and diagnostics need no per-type code. Interned: one object per name."""
@@ -143,8 +148,11 @@ class OpaqueType(Type):
         existing = cls._registered.get(name)
         if existing is not None:
             return existing
-        if "." not in name or not all(part.isidentifier() for part in name.split(".")):
-            raise ValueError(f"an opaque type name is dotted identifiers, got {name!r}")
+        if _OPAQUE_NAME.fullmatch(name) is None:
+            raise ValueError(
+                "an opaque type name is dotted identifiers or a word with one <role> "
+                f"('kernel.async.token', 'encoding<layout>'), got {name!r}"
+            )
         obj = super().__new__(cls)
         obj.name = name
         obj.doc = doc

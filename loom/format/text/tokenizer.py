@@ -22,6 +22,7 @@ _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 _PATTERNS = (
     r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)",  # SSA value
     r"(?:view|vector)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
+    r"encoding<[a-z_]+>",  # role-qualified encoding type, one token
     rf"{_IDENT}(?:\.{_IDENT})*",  # identifier or op name
     r"[(){}\[\]<>=:,|*?]",  # punctuation
     r"//[^\n]*",  # line comment (kept as trivia)
