@@ -79,6 +79,7 @@ def _load_all() -> None:
         buffer,
         cfg,
         check,
+        encoding,
         func,
         index,
         kernel,
