@@ -23,6 +23,7 @@ from loom.dsl import (
     AttrDict,
     AttrKind,
     EncodingAttr,
+    EnumDef,
     Example,
     IndexList,
     Kw,
@@ -820,49 +821,33 @@ ASSUME_SPEC = op(
     ],
 )
 
-MATCH_FIELDS = ("element_format", "payload_packing", "affine")
-_MATCH_CASES = {
-    "element_format": NUMERIC_FORMATS,
-    "payload_packing": PAYLOAD_PACKINGS,
-    "affine": AFFINE_POLICIES,
-}
-
-
-def requirement_fields(text: str) -> dict[str, str]:
-    """``"element_format = u4, affine = scale_only"`` as a dict."""
-    out = {}
-    for part in text.split(","):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
-def _verify_requirements(op, ctx) -> list[Violation]:  # noqa: ANN001
-    for k, v in requirement_fields(op.attributes.get("requirements", "")).items():
-        cases = _MATCH_CASES.get(k)
-        if cases is not None and v not in cases:
-            return [
-                Violation(
-                    "ENCODING/013",
-                    f"requirement '{k}' value \"{v}\" is not one of " + ", ".join(cases),
-                    "requirements",
-                )
-            ]
-    return []
-
+MATCH_ATTRS = (
+    AttrDef(
+        "element_format",
+        AttrKind.ENUM,
+        enum=EnumDef("element_format", tuple(NUMERIC_FORMATS)),
+        optional=True,
+    ),
+    AttrDef(
+        "payload_packing",
+        AttrKind.ENUM,
+        enum=EnumDef("payload_packing", tuple(PAYLOAD_PACKINGS)),
+        optional=True,
+    ),
+    AttrDef("affine", AttrKind.ENUM, enum=EnumDef("affine", tuple(AFFINE_POLICIES)), optional=True),
+)
+"""The summary fields ``encoding.matches`` compares (omitted: any value matches)."""
+MATCH_FIELDS = tuple(a.name for a in MATCH_ATTRS)
 
 MATCHES = op(
     "encoding.matches",
     "True when the schema's summary has every stated field (element_format, payload_packing, "
     "affine; omitted fields match anything).",
     operands=[Operand("enc", SCHEMA_T)],
-    attrs=[AttrDef("requirements", AttrKind.STRING)],
+    attrs=MATCH_ATTRS,
     results=[Result("result", I1_T)],
     traits=[Pure()],
-    format=[Requirements("requirements", MATCH_FIELDS), Ref("enc"), Kw(":"), TypeOf("enc")],
-    verifier=_verify_requirements,
-    verifier_cacheable=True,
+    format=[Requirements(*MATCH_FIELDS), Ref("enc"), Kw(":"), TypeOf("enc")],
     examples=[
         Example(
             "%ok = encoding.matches<element_format = u4, affine = scale_plus_min> %s : "
@@ -876,13 +861,11 @@ ASSUME_MATCH = op(
     "encoding.assume.match",
     "The same schema value, promised to have the stated summary fields.",
     operands=[Operand("enc", SCHEMA_T)],
-    attrs=[AttrDef("requirements", AttrKind.STRING)],
+    attrs=MATCH_ATTRS,
     results=[Result("result", SCHEMA_T)],
     traits=[Pure(), SameType(("enc", "result"))],
-    format=[Requirements("requirements", MATCH_FIELDS), Ref("enc"), Kw(":"), TypeOf("result")],
+    format=[Requirements(*MATCH_FIELDS), Ref("enc"), Kw(":"), TypeOf("result")],
     builder="assume_match",
-    verifier=_verify_requirements,
-    verifier_cacheable=True,
     examples=[
         Example(
             "%s2 = encoding.assume.match<affine = scale_plus_min> %s : encoding<schema>",

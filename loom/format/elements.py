@@ -1329,46 +1329,61 @@ class ParamDict(FormatElement):
 
 @dataclass(frozen=True)
 class Requirements(FormatElement):
-    """``<name = word, ...>`` glued to the op name: requirement fields kept in string attribute
-    ``field`` as ``name = word, ...`` in the order of ``names`` (each at most once)."""
+    """``<name = case, ...>`` glued to the op name: optional enum attributes ``names``, each
+    at most once, printed in that order (``<>`` when none is present)."""
 
-    field: str
     names: tuple[str, ...]
     role: ClassVar[str] = "attribute"
 
+    def __init__(self, *names: str) -> None:
+        object.__setattr__(self, "names", names)
+
     def attrs_written(self) -> Iterator[str]:
-        yield self.field
+        yield from self.names
 
     def keywords(self) -> Iterator[str]:
         yield from self.names
 
     def print_text(self, c: Ctx) -> None:
-        c.tokens += (c.GLUE, "<" + c.op.attributes.get(self.field, "") + ">")
+        attrs = c.op.attributes
+        items = [f"{k} = {attrs[k]}" for k in self.names if k in attrs]
+        c.tokens += (c.GLUE, "<" + ", ".join(items) + ">")
 
     def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
-        field, names = self.field, self.names
+        decl = pc.decl
+        cases = {}
+        for k in self.names:
+            a = decl.attr(k)
+            if a is None or a.enum is None:
+                raise ValueError(f"'{decl.name}' Requirements names '{k}', not an enum attribute")
+            cases[k] = frozenset(a.enum.cases)
 
         def requirements(p: Any, s: Any) -> None:
             p.expect("<")
-            found: dict[str, str] = {}
+            seen = 0
             while p.peek() != ">":
-                if found:
+                if seen:
                     p.expect(",")
                 i = p.i
                 name = p.peek()
-                if name not in names:
-                    raise p.expected("a requirement field (" + ", ".join(names) + ")")
-                if name in found:
+                if name not in cases:
+                    raise p.expected("a requirement (" + ", ".join(cases) + ")")
+                if name in s.attrs:
                     raise p.error("PARSE/012", f"requirement '{name}' is given twice", i)
                 p.i += 1
                 p.expect("=")
                 value = p.peek()
-                if value is None or not (value[0].isalpha() or value[0] == "_"):
-                    raise p.expected(f"a value for requirement '{name}'")
+                if value not in cases[name]:
+                    raise p.error(
+                        "PARSE/011",
+                        f"unknown {name} '{value}'; expected one of "
+                        + ", ".join(sorted(cases[name])),
+                        p.i,
+                    )
                 p.i += 1
-                found[name] = value
+                s.attrs[name] = value
+                seen += 1
             p.i += 1
-            s.attrs[field] = ", ".join(f"{k} = {found[k]}" for k in names if k in found)
 
         return [requirements]
 

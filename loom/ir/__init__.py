@@ -46,6 +46,7 @@ from loom.ir.types import (
     Type,
     TypeKind,
     opaque_type,
+    opaque_types,
     vector_type,
     view_type,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "freeze_attributes",
     "type_to_text",
     "opaque_type",
+    "opaque_types",
     "vector_type",
     "view_type",
 ]

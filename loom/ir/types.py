@@ -168,6 +168,11 @@ def opaque_type(name: str) -> OpaqueType | None:
     return OpaqueType._registered.get(name)
 
 
+def opaque_types() -> tuple[OpaqueType, ...]:
+    """Every declared opaque type, in declaration order."""
+    return tuple(OpaqueType._registered.values())
+
+
 class StaticDim:
     """A dimension with a compile-time size."""
 

@@ -151,10 +151,10 @@ def _isa(ctx: Any, step: Any, enc: Any) -> Any:
 
 @semantics("encoding.matches")
 def _matches(ctx: Any, step: Any, enc: Any) -> Any:
-    from loom.dialects.encoding import requirement_fields
+    from loom.dialects.encoding import MATCH_FIELDS
 
     spec = _spec(enc)
     if spec is None:
-        return np.bool_(0)
-    want = requirement_fields(step.attrs.get("requirements", ""))
+        return np.bool_(False)
+    want = {k: step.attrs[k] for k in MATCH_FIELDS if k in step.attrs}
     return np.bool_(all(spec.get(k) == v for k, v in want.items()))
