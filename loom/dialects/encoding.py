@@ -887,6 +887,42 @@ OPS = (
 )
 
 
-def layout_of_view(t: Any) -> Any:
-    """The layout attached to view type ``t``: None (dense), a spec text or a layout value."""
-    return t.encoding if isinstance(t, ShapedType) else None
+def view_layout_problems(t: Any, field: str) -> list[Violation]:
+    """Why the layout attached to view type ``t`` is not an address layout (empty when it is
+    or when there is none): a value must be an ``encoding<layout>`` (or storage) value, a
+    static attachment a layout or storage spec."""
+    enc = t.encoding if isinstance(t, ShapedType) else None
+    if enc is None:
+        return []
+    if isinstance(enc, str):
+        try:
+            spec = parse_spec(enc)
+        except SpecError as e:
+            return [Violation("TYPE/004", f"the layout of {t} is not a valid spec: {e}", field)]
+        role = family_role(spec.family)
+        if role not in (None, "layout", "storage"):
+            return [
+                Violation(
+                    "TYPE/004",
+                    f"the layout of {t} is #{spec.family}, {_ROLE_TEXT[role]}; expected an "
+                    "address layout (or physical storage)",
+                    field,
+                )
+            ]
+        return spec_problems(spec)
+    vt = getattr(enc, "type", None)
+    if vt not in (ENCODING, LAYOUT, STORAGE):
+        return [
+            Violation(
+                "TYPE/004",
+                f"the layout of {t} is %{enc.display_name} of type {vt}; expected "
+                "encoding<layout> (or encoding<storage>)",
+                field,
+            )
+        ]
+    return []
+
+
+def view_layout_check(op, ctx) -> list[Violation]:  # noqa: ANN001
+    """Verifier hook of ops whose result is a view: its layout must be an address layout."""
+    return view_layout_problems(op.results[0].type, "result") if op.results else []
