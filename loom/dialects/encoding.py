@@ -887,7 +887,30 @@ OPS = (
 )
 
 
-def view_layout_problems(t: Any, field: str) -> list[Violation]:
+def _static_stride_count(spec: EncodingSpec) -> int | None:
+    if spec.family == "strided":
+        return 1
+    if spec.family == "encoding.layout.strided":
+        strides = spec.get("strides")
+        return len(strides) if isinstance(strides, tuple) else None
+    return None
+
+
+def _rank_problem(t: Any, strides: Any, field: str) -> list[Violation]:
+    if not isinstance(strides, int) or strides == t.rank:
+        return []
+    return [
+        Violation(
+            "SHAPE/001",
+            f"result type {t} has rank {t.rank} but its layout stride list has {strides} "
+            f'stride{"s" if strides != 1 else ""}: result type rank "{t.rank}", layout '
+            f'stride list "{strides}"',
+            field,
+        )
+    ]
+
+
+def view_layout_problems(t: Any, field: str, ctx: Any = None) -> list[Violation]:
     """Why the layout attached to view type ``t`` is not an address layout (empty when it is
     or when there is none): a value must be an ``encoding<layout>`` (or storage) value, a
     static attachment a layout or storage spec."""
@@ -909,8 +932,26 @@ def view_layout_problems(t: Any, field: str) -> list[Violation]:
                     field,
                 )
             ]
-        return spec_problems(spec)
+        problems = spec_problems(spec)
+        if problems:
+            return problems
+        layout = spec.get("layout") if role == "storage" else spec
+        if isinstance(layout, EncodingSpec):
+            return _rank_problem(t, _static_stride_count(layout), field)
+        return []
     vt = getattr(enc, "type", None)
+    if vt is LAYOUT and ctx is not None:
+        owner = ctx.defining_op(enc)
+        strides = None
+        if owner is not None and owner.name == LAYOUT_STRIDED.name:
+            strides = len(owner.operands)
+            static = owner.attributes.get("static_strides")
+            strides = len(static) if static is not None else strides
+        elif owner is not None and owner.name == ASSUME_STRIDED.name:
+            strides = owner.attributes.get("rank")
+        problem = _rank_problem(t, strides, field)
+        if problem:
+            return problem
     if vt not in (ENCODING, LAYOUT, STORAGE):
         return [
             Violation(
@@ -925,4 +966,4 @@ def view_layout_problems(t: Any, field: str) -> list[Violation]:
 
 def view_layout_check(op, ctx) -> list[Violation]:  # noqa: ANN001
     """Verifier hook of ops whose result is a view: its layout must be an address layout."""
-    return view_layout_problems(op.results[0].type, "result") if op.results else []
+    return view_layout_problems(op.results[0].type, "result", ctx) if op.results else []

@@ -95,6 +95,17 @@ class VerifyContext:
         """The top-level op defining symbol ``name``."""
         return self.module.symbols.get(name) if isinstance(name, str) else None
 
+    def defining_op(self, value: Value) -> Operation | None:
+        """The op whose result ``value`` is (None for block arguments); the first call maps
+        the module's results once."""
+        owners = self.__dict__.get("_owners")
+        if owners is None:
+            owners = self.__dict__["_owners"] = {
+                id(r): op for op in self.module.walk() for r in op.results
+            }
+        op = owners.get(id(value))
+        return op if op is not None and value in op.results else None
+
 
 class ModuleVerifier:
     """Runs every check over one module."""

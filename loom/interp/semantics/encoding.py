@@ -55,7 +55,7 @@ def _spec_layout(spec: EncodingSpec, params: dict[str, Any]) -> Layout:
     if family == "encoding.layout.strided":
         return Layout(tuple(np.int64(s) for s in spec.get("strides", ())))
     if family == "strided":
-        return _OuterStride(np.int64(spec.get("stride", 1)))
+        return Layout((np.int64(spec.get("stride", 1)),))
     inner = params.get("layout")
     if inner is not None:
         return layout_value(inner)
@@ -65,24 +65,6 @@ def _spec_layout(spec: EncodingSpec, params: dict[str, Any]) -> Layout:
     if family in ("physical_storage", "encoding.storage"):
         return _DENSE
     raise ValueError(f"#{family} is not an address layout")
-
-
-class _OuterStride(Layout):
-    """``#strided<stride=S>``: axis 0 has element stride S, the other axes are dense."""
-
-    __slots__ = ("outer",)
-
-    def __init__(self, outer: Any) -> None:
-        super().__init__()
-        self.outer = outer
-
-    @property
-    def kind(self) -> str:
-        return "strided"
-
-    def strides_for(self, dims: tuple) -> tuple:
-        inner = super().strides_for(dims)
-        return (self.outer, *inner[1:]) if inner else inner
 
 
 @semantics("encoding.layout.dense")
