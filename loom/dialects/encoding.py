@@ -964,6 +964,21 @@ def view_layout_problems(t: Any, field: str, ctx: Any = None) -> list[Violation]
     return []
 
 
+def is_dense_layout(t: Any, ctx: Any = None) -> bool:
+    """True when view type ``t`` is dense row-major: no attachment, a dense spec, or a value
+    made by ``encoding.layout.dense`` / ``encoding.layout.assume.dense``."""
+    enc = t.encoding if isinstance(t, ShapedType) else None
+    if enc is None:
+        return True
+    if isinstance(enc, str):
+        try:
+            return parse_spec(enc).family in ("dense", "encoding.layout.dense")
+        except SpecError:
+            return False
+    owner = ctx.defining_op(enc) if ctx is not None else None
+    return owner is not None and owner.name in (LAYOUT_DENSE.name, ASSUME_DENSE.name)
+
+
 def view_layout_check(op, ctx) -> list[Violation]:  # noqa: ANN001
     """Verifier hook of ops whose result is a view: its layout must be an address layout."""
     return view_layout_problems(op.results[0].type, "result", ctx) if op.results else []
