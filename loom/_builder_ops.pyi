@@ -521,6 +521,26 @@ class TestBuilder(DialectBuilder):
     def use(self, *, values: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """A sink that keeps its operands alive; it does nothing at run time."""
 
+class EncodingBuilder(DialectBuilder):
+    def layout_dense(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The dense row-major address layout (last axis contiguous), as a value views can carry."""
+    def layout_strided(self, *, strides: Sequence[Value] | None = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A strided address layout: one element stride per axis, in axis order (static or index operands); element i is at sum(i[d] * stride[d]) elements from the view's base."""
+    def define(self, *, params: Sequence[Value] | None = None, spec: Any, param_names: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """An encoding value from a static spec and named dynamic parameters (one namespace: a name is either static or dynamic)."""
+    def isa(self, *, enc: Value, category: Any = None, spec: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the encoding belongs to a category ("quantized"...) or, with a spec, is exactly that static encoding."""
+    def layout_assume_dense(self, *, layout: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same layout value, promised to be dense row-major (a false promise is undefined)."""
+    def layout_assume_strided(self, *, layout: Value, rank: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same layout value, promised to be strided of the given rank (strides unknown, non-negative)."""
+    def assume_spec(self, *, enc: Value, spec: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same encoding value, promised to be exactly the static spec."""
+    def matches(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the schema's summary has every stated field (element_format, payload_packing, affine; omitted fields match anything)."""
+    def assume_match(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same schema value, promised to have the stated summary fields."""
+
 
 class DialectNamespaces:
     """The dialect attributes of a LoomBuilder."""
@@ -536,3 +556,4 @@ class DialectNamespaces:
     cfg: CfgBuilder
     check: CheckBuilder
     test: TestBuilder
+    encoding: EncodingBuilder
