@@ -964,6 +964,26 @@ def view_layout_problems(t: Any, field: str, ctx: Any = None) -> list[Violation]
     return []
 
 
+def kept_layout_problems(
+    source: Any, result: Any, field: str, adds: bool = False
+) -> list[Violation]:
+    """A view derived from ``source`` (subview, refine) keeps its layout: the result type must
+    carry the same attachment (``adds``: a source without one may gain one)."""
+    if not isinstance(source, ShapedType) or not isinstance(result, ShapedType):
+        return []
+    a, b = source.encoding, result.encoding
+    if a is b or (isinstance(a, str) and a == b) or (adds and a is None):
+        return []
+    want = "no layout" if a is None else (a if isinstance(a, str) else f"%{a.display_name}")
+    return [
+        Violation(
+            "ENCODING/001",
+            f"result type layout of {result} must be the view type's layout ({want}) of {source}",
+            field,
+        )
+    ]
+
+
 def is_dense_layout(t: Any, ctx: Any = None) -> bool:
     """True when view type ``t`` is dense row-major: no attachment, a dense spec, or a value
     made by ``encoding.layout.dense`` / ``encoding.layout.assume.dense``."""
