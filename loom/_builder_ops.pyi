@@ -528,7 +528,7 @@ class EncodingBuilder(DialectBuilder):
         """A strided address layout: one element stride per axis, in axis order (static or index operands); element i is at sum(i[d] * stride[d]) elements from the view's base."""
     def define(self, *, params: Sequence[Value] | None = None, spec: Any, param_names: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """An encoding value from a static spec and named dynamic parameters (one namespace: a name is either static or dynamic)."""
-    def isa(self, *, enc: Value, category: Any = None, spec: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+    def isa(self, *, enc: Value, category: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """True when the encoding belongs to a category ("quantized"...) or, with a spec, is exactly that static encoding."""
     def layout_assume_dense(self, *, layout: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """The same layout value, promised to be dense row-major (a false promise is undefined)."""

@@ -148,6 +148,7 @@ class AttrKind:
     UNIT = "unit"
     FLAGS = "flags"
     BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
+    ENCODING = "encoding"  # a static encoding spec, kept as its canonical '#family<...>' text
 
 
 @dataclass(frozen=True)

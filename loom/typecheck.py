@@ -133,6 +133,14 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     elif kind in (AttrKind.STRING, AttrKind.SYMBOL, AttrKind.BLOCK):
         if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"
+    elif kind == AttrKind.ENCODING:
+        from loom.ir.encoding_spec import SpecError, canonical_spec
+
+        try:
+            if not isinstance(value, str) or canonical_spec(value) != value:
+                return f"attribute '{a.name}' must be a canonical encoding spec, got {value!r}"
+        except SpecError as e:
+            return f"attribute '{a.name}' is not an encoding spec: {e}"
     elif kind == AttrKind.BOOL:
         if not isinstance(value, bool):
             return f"attribute '{a.name}' must be true or false, got {value!r}"

@@ -614,7 +614,16 @@ def _verify_define(op, ctx) -> list[Violation]:  # noqa: ANN001
         return bad
     names = op.attributes.get("param_names")
     vals = ctx.operand_values(op, "params")
-    count = len(names.split(",")) if isinstance(names, str) and names else 0
+    listed = names.split(",") if isinstance(names, str) and names else []
+    if listed != sorted(set(listed)) or not all(k.isidentifier() for k in listed):
+        return [
+            Violation(
+                "STRUCTURE/014",
+                f"param_names {names!r} must be distinct identifiers in sorted order",
+                "param_names",
+            )
+        ]
+    count = len(listed)
     if count != len(vals):
         return [
             Violation(
@@ -674,13 +683,6 @@ def _verify_rank(op, ctx) -> list[Violation]:  # noqa: ANN001
     return []
 
 
-def _verify_isa(op, ctx) -> list[Violation]:  # noqa: ANN001
-    if "spec" in op.attributes:
-        spec, bad = _spec_of(op)
-        return bad if spec is None else spec_problems(spec)
-    return []
-
-
 # --------------------------------------------------------------------------- ops
 
 LAYOUT_DENSE = op(
@@ -724,7 +726,7 @@ DEFINE = op(
     "is either static or dynamic).",
     operands=[Operand("params", ANY, variadic=True)],
     attrs=[
-        AttrDef("spec", AttrKind.STRING, doc="canonical '#family<...>' text"),
+        AttrDef("spec", AttrKind.ENCODING),
         AttrDef(
             "param_names",
             AttrKind.STRING,
@@ -755,14 +757,10 @@ ISA = op(
     'True when the encoding belongs to a category ("quantized"...) or, with a spec, is '
     "exactly that static encoding.",
     operands=[Operand("enc", ANY_ENCODING)],
-    attrs=[
-        AttrDef("category", AttrKind.STRING, optional=True),
-        AttrDef("spec", AttrKind.STRING, optional=True),
-    ],
+    attrs=[AttrDef("category", AttrKind.STRING)],
     results=[Result("result", I1_T)],
     traits=[Pure()],
     format=[Ref("enc"), Kw(","), Attr("category"), Kw(":"), TypeOf("result")],
-    verifier=_verify_isa,
     examples=[Example('%q = encoding.isa %enc, "quantized" : i1', "%enc: encoding<schema>")],
 )
 
@@ -806,7 +804,7 @@ ASSUME_SPEC = op(
     "encoding.assume.spec",
     "The same encoding value, promised to be exactly the static spec.",
     operands=[Operand("enc", ANY_ENCODING)],
-    attrs=[AttrDef("spec", AttrKind.STRING)],
+    attrs=[AttrDef("spec", AttrKind.ENCODING)],
     results=[Result("result", ANY_ENCODING)],
     traits=[Pure(), SameType(("enc", "result"))],
     format=[Ref("enc"), Kw(","), EncodingAttr("spec"), Kw(":"), TypeOf("result")],

@@ -1326,6 +1326,25 @@ class ParamDict(FormatElement):
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.is_token("{")
 
+    def print_code(self, g: Ctx) -> None:
+        vals, names = g.seq((self.field,)), g.tmp("pn")
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = {vals}")
+
+        def body() -> None:
+            g.flush()
+            g.emit(f"{names} = a.get({self.names!r}, '').split(',')")
+            g.emit(f"if len({names}) != len({var}):")
+            g.emit("    raise Fallback")
+            text = (
+                f"'{{' + ', '.join([k + ' = ' + _name(v) + ' : ' + tt(v.type) "
+                f"for k, v in zip({names}, {var})]) + '}}'"
+            )
+            g.token(expr=text)
+
+        g.branch(var, body)
+
 
 @dataclass(frozen=True)
 class Requirements(FormatElement):
@@ -1389,6 +1408,11 @@ class Requirements(FormatElement):
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        g.glue()
+        text = f"'<' + ', '.join([k + ' = ' + a[k] for k in {self.names!r} if k in a]) + '>'"
+        g.token(expr=text)
 
 
 def walk(elems: tuple[FormatElement, ...]) -> Iterator[FormatElement]:

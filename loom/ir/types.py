@@ -150,8 +150,8 @@ class OpaqueType(Type):
             return existing
         if _OPAQUE_NAME.fullmatch(name) is None:
             raise ValueError(
-                "an opaque type name is dotted identifiers or a word with one <role> "
-                f"('kernel.async.token', 'encoding<layout>'), got {name!r}"
+                "an opaque type name is dotted identifiers (a.b.c) or a word with one "
+                f"<role> (word<role>), got {name!r}"
             )
         obj = super().__new__(cls)
         obj.name = name

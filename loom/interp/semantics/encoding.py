@@ -119,9 +119,6 @@ _QUANTIZED = ("q8_0", "ggml_q4_0", "ggml_q8_0", "turboquant_kv")
 @semantics("encoding.isa")
 def _isa(ctx: Any, step: Any, enc: Any) -> Any:
     spec = _spec(enc)
-    want = step.attrs.get("spec")
-    if want is not None:
-        return np.bool_(spec is not None and spec == parse_spec(want))
     category = step.attrs.get("category")
     family = spec.family if spec is not None else ""
     if category == "quantized":
