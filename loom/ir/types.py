@@ -270,6 +270,26 @@ class ShapedType(Type):
         return hash(self._key())
 
 
+def same_type_along(a: Type, b: Type, rename: dict[int, Value]) -> bool:
+    """``a == b`` once the values ``a`` mentions (dynamic dims, a layout) are replaced by
+    ``rename[id(value)]`` where given: a type passed along an edge, yielded to an op's results
+    or tied to them, names the values on the other side."""
+    if not isinstance(a, ShapedType) or not isinstance(b, ShapedType):
+        return a == b
+    if (a.kind, a.element_type, len(a.dims)) != (b.kind, b.element_type, len(b.dims)):
+        return False
+    for x, y in zip(a.dims, b.dims):
+        if isinstance(x, DynamicDim) and isinstance(y, DynamicDim):
+            if rename.get(id(x.value), x.value) is not y.value:
+                return False
+        elif x != y:
+            return False
+    ea, eb = a.encoding, b.encoding
+    if isinstance(ea, str) or ea is None or isinstance(eb, str) or eb is None:
+        return ea == eb
+    return rename.get(id(ea), ea) is eb
+
+
 def view_type(
     element_type: ScalarType, *dims: Dim | int | Value, layout: str | Value | None = None
 ) -> ShapedType:

@@ -32,6 +32,7 @@ from loom.diagnostics import (
 )
 from loom.dsl import ArgSource, Branch, NoReturn, OpDef, PureWhen, Terminator, Violation
 from loom.ir import Block, Module, Operation, Region, Value
+from loom.ir.types import same_type_along
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
@@ -930,6 +931,7 @@ class ModuleVerifier:
         passed = last.operands[a:b]
         fed = plan.decl.region(rd.yields) if plan.decl.regions else None
         count_target = target
+        rename: dict[int, Value] = {}
         if fed is not None:
             # the values become another region's entry arguments (scf.while before -> after)
             # against what those arguments must be, so a wrong argument list is reported once
@@ -941,6 +943,8 @@ class ModuleVerifier:
         elif layout is not None and rd.yields in layout.rslices:
             a, b = layout.rslices[rd.yields]
             want = [v.type for v in op.results[a:b]]
+            # a yielded value stands for its result in the result types
+            rename = {id(x): y for x, y in zip(passed, op.results[a:b])}
         elif layout is not None and rd.yields in layout.slices:
             a, b = layout.slices[rd.yields]
             want = [v.type for v in op.operands[a:b]]
@@ -961,8 +965,14 @@ class ModuleVerifier:
                     "expected_count": str(len(want)),
                 },
             )
-        elif got != want:
-            i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)
+        elif got != want and any(
+            x != y and not same_type_along(x, y, rename) for x, y in zip(got, want)
+        ):
+            i = next(
+                i
+                for i, (x, y) in enumerate(zip(got, want))
+                if x != y and not same_type_along(x, y, rename)
+            )
             self.error(
                 last,
                 "TYPE/001",
