@@ -668,6 +668,13 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
             return raw
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
+    if a.kind == AttrKind.ENCODING and isinstance(raw, str):
+        from loom.ir.encoding_spec import SpecError, canonical_spec
+
+        try:
+            return canonical_spec(raw)
+        except SpecError:
+            return raw  # reported with the other attribute problems
     return raw
 
 

@@ -166,6 +166,7 @@ class AttrKind:
     FLAGS = "flags"
     BLOCK = "block"  # a successor: the label of a block in the op's own region (``^exit``)
     BLOCK_LIST = "block_list"  # successors: labels of blocks in the op's region (``[^a, ^b]``)
+    ENCODING = "encoding"  # a static encoding spec, kept as its canonical '#family<...>' text
 
 
 @dataclass(frozen=True)
@@ -456,6 +457,9 @@ RegionRef = _elements.RegionRef
 RegionTable = _elements.RegionTable
 AttrTable = _elements.AttrTable
 TypedRefs = _elements.TypedRefs
+EncodingAttr = _elements.EncodingAttr
+ParamDict = _elements.ParamDict
+Requirements = _elements.Requirements
 
 
 # --------------------------------------------------------------------------- examples and ops

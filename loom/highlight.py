@@ -26,7 +26,7 @@ from pygments.token import (
 )
 
 from loom.dsl import AttrKind, FormatElement, OpDef
-from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, FuncRefType, TypeKind
+from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, FuncRefType, TypeKind, opaque_types
 from loom.ir.types import YIELDABLE
 from loom.registry import OpRegistry, as_registry
 
@@ -94,6 +94,10 @@ def _words_of(reg: OpRegistry) -> LoomWords:
             fixed = f.constraint.fixed
             if fixed is not None and fixed.kind is TypeKind.OPAQUE:
                 types.add(str(fixed))
+    # a role-qualified type (``encoding<layout>``) lexes as a word, ``<``, a word, ``>``
+    for t in opaque_types():
+        if "<" in t.name and t.name.split("<", 1)[0] in reg.dialects():
+            types.update(t.name[:-1].split("<"))
     words = {w for w in keywords if w.replace("_", "a").isalnum()}
     return LoomWords(
         ops=frozenset(reg.names),

@@ -56,6 +56,7 @@ _ATTR_KINDS = {
     AttrKind.FLOAT: "float",
     AttrKind.NUMBER: "int, bool or float literal",
     AttrKind.STRING: "str",
+    AttrKind.ENCODING: "encoding spec '#family<...>' (str)",
     AttrKind.BOOL: "bool",
     AttrKind.SYMBOL: "symbol name (str)",
     AttrKind.BLOCK: "block label (str)",

@@ -15,6 +15,7 @@ from loom.diagnostics import count_of
 from loom.dsl import AttrDef, AttrKind, OpDef, SameType, SameTypeAt, Violation
 from loom.ir import DictAttr, Predicate, Type, Value
 from loom.ir.attributes import PREDICATE_ARITY
+from loom.ir.types import same_type_along
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -83,9 +84,22 @@ def check_field_types(
                 )
             else:
                 fa = decl.operand(trait.a)
+                va = operands.get(trait.a) or results.get(trait.a, ())
+                vb = results.get(trait.b) or operands.get(trait.b, ())
+                # the tied values stand for each other in the types (a result's view type
+                # names the result layout where the operand's names the operand layout)
+                rename = {
+                    id(x): y
+                    for x, y in zip(va, vb)
+                    if isinstance(x, Value) and isinstance(y, Value)
+                }
                 for i, (ta, tb) in enumerate(zip(a, b)):
                     # a value already rejected by its constraint is not compared again
-                    if ta != tb and (fa is None or fa.constraint(ta)):
+                    if (
+                        ta != tb
+                        and not (rename and same_type_along(ta, tb, rename))
+                        and (fa is None or fa.constraint(ta))
+                    ):
                         out.append(
                             Violation(
                                 "TYPE/001",
@@ -142,6 +156,14 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
     elif kind in (AttrKind.STRING, AttrKind.SYMBOL, AttrKind.BLOCK):
         if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"
+    elif kind == AttrKind.ENCODING:
+        from loom.ir.encoding_spec import SpecError, canonical_spec
+
+        try:
+            if not isinstance(value, str) or canonical_spec(value) != value:
+                return f"attribute '{a.name}' must be a canonical encoding spec, got {value!r}"
+        except SpecError as e:
+            return f"attribute '{a.name}' is not an encoding spec: {e}"
     elif kind == AttrKind.BOOL:
         if not isinstance(value, bool):
             return f"attribute '{a.name}' must be true or false, got {value!r}"

@@ -22,7 +22,7 @@ from loom.dsl import (
     python_name,
 )
 from loom.errors import LoomBuilderError
-from loom.format.elements import walk
+from loom.format.elements import ParamDict, walk
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 from loom.ir import (
@@ -49,6 +49,14 @@ from loom.registry import default_registry
 REGISTRY = default_registry()
 SCALARS = [INDEX, OFFSET, I1, I8, I32, I64, F16, F32, F64]
 NAMES = ["a", "b", "x", "y", "acc", "i", "n", "v", "tmp", "$q", "with-dash"]
+
+
+ENCODING_SPECS = (
+    "#dense",
+    "#q8_0<block=32>",
+    "#physical_storage<layout=#strided<stride=4>, schema=#ggml_q4_0<block_elems=32>>",
+    '#numeric_transform<family="hadamard", input_elems=8, output_elems=8>',
+)
 
 
 class Generator:
@@ -90,6 +98,8 @@ class Generator:
             return rng.choice([3, 0, True, False, 2.5, -0.0, 1e100])
         if k == AttrKind.STRING:
             return rng.choice(["", "hello", 'quo"te', "tab\t", "\u00e9\u4e2d", "a\\b"])
+        if k == AttrKind.ENCODING:
+            return rng.choice(ENCODING_SPECS)
         if k == AttrKind.BOOL:
             return rng.random() < 0.5
         if k == AttrKind.UNIT:
@@ -159,6 +169,12 @@ class Generator:
                 hidden.add(e.attr)
                 n = len(kw.get(python_name(e.field), ()))
                 kw[python_name(e.attr)] = [1 << rng.randrange(12) for _ in range(n)]
+        for e in walk(decl.format):
+            if isinstance(e, ParamDict):  # one name per parameter operand, sorted
+                hidden.add(e.names)
+                count = len(kw.get(python_name(e.field), []))
+                if count:
+                    kw[python_name(e.names)] = ",".join(f"p{k}" for k in range(count))
         for a in decl.attrs:
             if a.name in hidden or (a.optional and rng.random() < 0.5):
                 continue

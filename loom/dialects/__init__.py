@@ -5,6 +5,7 @@ from loom.dialects import (
     buffer,
     cfg,
     check,
+    encoding,
     func,
     index,
     kernel,
@@ -30,5 +31,6 @@ ALL_OPS: tuple[OpDef, ...] = (
     *check.OPS,
     *test.OPS,
     *vector.OPS,
+    *encoding.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

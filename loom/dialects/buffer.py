@@ -2,6 +2,7 @@
 
 from loom.dialects._memory import BYTE_SCALAR_TEXT, FENCE_ORDERING, facts, is_byte_scalar
 from loom.dialects._shapes import MEMORY_SPACE, SCOPE
+from loom.dialects.encoding import view_layout_check
 from loom.dsl import (
     BUFFER_T,
     I32_T,
@@ -46,6 +47,7 @@ VIEW_OP = op(
         Kw("->"),
         TypeOf("result"),
     ],
+    verifier=view_layout_check,
     examples=[
         Example(
             "%v = buffer.view %buf[%off] : buffer -> view<16xf32>", "%buf: buffer, %off: offset"
@@ -53,6 +55,10 @@ VIEW_OP = op(
         Example(
             "%v = buffer.view %buf[%off] : buffer -> view<[%n]xf32>",
             "%n: index, %buf: buffer, %off: offset",
+        ),
+        Example(
+            "%v = buffer.view %buf[%off] : buffer -> view<16x32xf32, %layout>",
+            "%layout: encoding<layout>, %buf: buffer, %off: offset",
         ),
     ],
 )

@@ -5,6 +5,7 @@ from loom.dialects import _kernel_async as _async
 from loom.dialects import _kernel_collectives as _collectives
 from loom.dialects._memory import facts
 from loom.dialects._shapes import DIMENSION, MEMORY_SPACE, ORDERING, SCOPE
+from loom.dialects.encoding import is_dense_layout
 from loom.dsl import (
     BUFFER_T,
     I1_T,
@@ -605,7 +606,7 @@ def _verify_dispatch(op, ctx) -> list[Violation]:  # noqa: ANN001
                 and getattr(t, "kind", None) is TypeKind.VIEW
                 and t.static_shape == (3,)
                 and t.element_type.spelling == "i32"
-                and t.encoding is None
+                and is_dense_layout(t, ctx)
             )
             if not ok:
                 out.append(

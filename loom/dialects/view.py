@@ -12,6 +12,7 @@ from loom.dialects._memory import (
     is_byte_scalar,
 )
 from loom.dialects._shapes import ORDERING, SCOPE
+from loom.dialects.encoding import kept_layout_problems
 from loom.dsl import (
     INDEX_T,
     SCALAR,
@@ -123,6 +124,8 @@ def _verify_subview(op, ctx) -> list[Violation]:  # noqa: ANN001
                     "result",
                 )
             ]
+    if not problems and src and op.results:
+        problems = kept_layout_problems(src[0].type, op.results[0].type, "result")
     return problems
 
 
@@ -240,7 +243,7 @@ def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
                     "result",
                 )
             ]
-    return []
+    return kept_layout_problems(st, rt, "result", adds=True)
 
 
 REFINE = op(

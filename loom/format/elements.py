@@ -271,22 +271,29 @@ class Subscript(Refs):
 
 @dataclass(frozen=True)
 class IndexList(FormatElement):
-    """``[0, %i, 4]`` glued: static ints from attr ``static`` mixed with operands ``dynamic``."""
+    """``[0, %i, 4]`` glued: static ints from attr ``static`` mixed with operands ``dynamic``.
+
+    ``glued=False`` puts a space before ``[``; ``signed=True`` reads negative static entries
+    (the verifier judges them) instead of refusing them."""
 
     dynamic: str
     static: str
+    signed: bool = False
+    glued: bool = True
     role: ClassVar[str] = "value"
 
     def attrs_written(self) -> Iterator[str]:
         yield self.static
 
     def print_text(self, c: Ctx) -> None:
-        c.tokens += (c.GLUE, "[")
+        if self.glued:
+            c.tokens.append(c.GLUE)
+        c.tokens.append("[")
         c.comma(c.index_entries(c.values(self.dynamic), c.op.attributes.get(self.static)))
         c.tokens.append("]")
 
     def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
-        dyn, static = self.dynamic, self.static
+        dyn, static, low = self.dynamic, self.static, -(2**63) if self.signed else 0
 
         def index_list(p: Any, s: Any) -> None:
             p.expect("[")
@@ -303,10 +310,15 @@ class IndexList(FormatElement):
                 else:
                     i = p.i
                     v = p.integer()
-                    if not 0 <= v < 2**63:
+                    if not low <= v < 2**63 or v == DYNAMIC_INDEX:
                         raise p.error(
                             "PARSE/009",
-                            f"static index {v} must be a non-negative 64-bit integer",
+                            f"static index {v} must be a "
+                            + (
+                                "64-bit integer above -2^63"
+                                if low
+                                else "non-negative 64-bit integer"
+                            ),
                             i,
                         )
                     entries.append(v)
@@ -323,7 +335,8 @@ class IndexList(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         dyn = g.seq((self.dynamic,))
-        g.glue()
+        if self.glued:
+            g.glue()
         g.token(expr=f"_index_text({dyn}, a.get({self.static!r}))")
 
     def fast_code(self, g: Ctx) -> None:
@@ -347,7 +360,7 @@ class IndexList(FormatElement):
 
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.dynamic)
-        if not variadic:
+        if not variadic or not self.glued:
             g.unsupported()
         g.state = "n"
         text = g.capture(rf"\[(?:{g.NAME}(?:, {g.NAME})*)?\]")
@@ -1726,6 +1739,232 @@ class AttrTable(FormatElement):
         g.state = "s"
 
 
+# --------------------------------------------------------------------------- encodings
+
+
+def _spec_or_none(tok: str) -> str | None:
+    """The canonical spelling of a one-token spec (fast paths), or None."""
+    from loom.ir.encoding_spec import SpecError, canonical_spec
+
+    if tok[:1] != "#":
+        return None
+    try:
+        return canonical_spec(tok)
+    except SpecError:
+        return None
+
+
+@dataclass(frozen=True)
+class EncodingAttr(FormatElement):
+    """A static encoding spec ``#family<name=value, ...>`` kept in string attribute ``field``
+    as its canonical text (:mod:`loom.ir.encoding_spec`); nested specs and lists allowed."""
+
+    field: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        c.tokens.append(c.op.attributes[self.field])
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        from loom.ir.encoding_spec import SpecError, canonical_spec
+
+        field = self.field
+        if pc.decl.attr(field) is None:
+            raise ValueError(f"'{pc.decl.name}' EncodingAttr names unknown attribute '{field}'")
+
+        def encoding_attr(p: Any, s: Any) -> None:
+            start = p.i
+            tok = p.peek()
+            if tok is None or tok[0] != "#":
+                raise p.expected("an encoding spec ('#family<...>')")
+            parts = [tok]
+            p.i += 1
+            if "<" not in tok and p.peek() == "<":
+                depth = 0
+                while True:
+                    t = p.peek()
+                    if t is None:
+                        raise p.expected("'>' closing the encoding spec")
+                    parts.append(t)
+                    p.i += 1
+                    depth += (t == "<") - (t == ">")
+                    if depth == 0:
+                        break
+            try:
+                s.attrs[field] = canonical_spec(" ".join(parts))
+            except SpecError as e:
+                raise p.error(e.code, str(e), start) from None
+
+        return [encoding_attr]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.starts_with("#")
+
+    def print_code(self, g: Ctx) -> None:
+        g.token(expr=f"a[{self.field!r}]")
+
+    def fast_code(self, g: Ctx) -> None:
+        var = g.tmp("a")
+        g.attrs.append((self.field, var))
+        spec = g.const(_spec_or_none, "SPEC")
+        g.emit(f"{var} = {spec}(toks[i])")
+        g.emit(f"if {var} is None or (i + 1 < n and toks[i + 1] == '<'):")
+        g.emit("    return None")
+        g.emit("i += 1")
+
+
+@dataclass(frozen=True)
+class ParamDict(FormatElement):
+    """``{name = %v : T, ...}``: the values of variadic operand ``field`` named by the
+    comma-joined names in string attribute ``names`` (sorted by name); omitted when empty."""
+
+    field: str
+    names: str
+    role: ClassVar[str] = "value"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.names
+
+    def print_text(self, c: Ctx) -> None:
+        vals = c.values(self.field)
+        if not vals:
+            return
+        names = c.op.attributes.get(self.names, "").split(",")
+        if len(names) != len(vals):
+            raise c.error(f"'{c.decl.name}' names {len(names)} of its {len(vals)} parameters")
+        items = [f"{k} = {c.name(v)} : {c.type(v.type)}" for k, v in zip(names, vals)]
+        c.tokens.append("{" + ", ".join(items) + "}")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, names_attr, mismatch = self.field, self.names, pc.mismatch
+
+        def param_dict(p: Any, s: Any) -> None:
+            if p.peek() != "{":
+                s.groups[field] = ()
+                return
+            p.i += 1
+            found: dict[str, Any] = {}
+            while p.peek() != "}":
+                if found:
+                    p.expect(",")
+                i = p.i
+                name = p.peek()
+                if name is None or not (name[0].isalpha() or name[0] == "_"):
+                    raise p.expected("a parameter ('name = %value : type')")
+                if name in found:
+                    raise p.error("PARSE/012", f"parameter '{name}' is given twice", i)
+                p.i += 1
+                p.expect("=")
+                v = p.use()
+                p.expect(":")
+                ti = p.i
+                t = p.parse_type()
+                if v.type is not t and v.type != t:
+                    raise mismatch(p, name, v, t, ti)
+                found[name] = v
+            p.i += 1
+            order = sorted(found)
+            s.groups[field] = tuple(found[k] for k in order)
+            if order:
+                s.attrs[names_attr] = ",".join(order)
+
+        return [param_dict]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("{")
+
+    def print_code(self, g: Ctx) -> None:
+        vals, names = g.seq((self.field,)), g.tmp("pn")
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = {vals}")
+
+        def body() -> None:
+            g.flush()
+            g.emit(f"{names} = a.get({self.names!r}, '').split(',')")
+            g.emit(f"if len({names}) != len({var}):")
+            g.emit("    raise Fallback")
+            text = (
+                f"'{{' + ', '.join([k + ' = ' + _name(v) + ' : ' + tt(v.type) "
+                f"for k, v in zip({names}, {var})]) + '}}'"
+            )
+            g.token(expr=text)
+
+        g.branch(var, body)
+
+
+@dataclass(frozen=True)
+class Requirements(FormatElement):
+    """``<name = case, ...>`` glued to the op name: optional enum attributes ``names``, each
+    at most once, printed in that order (``<>`` when none is present)."""
+
+    names: tuple[str, ...]
+    role: ClassVar[str] = "attribute"
+
+    def __init__(self, *names: str) -> None:
+        object.__setattr__(self, "names", names)
+
+    def attrs_written(self) -> Iterator[str]:
+        yield from self.names
+
+    def keywords(self) -> Iterator[str]:
+        yield from self.names
+
+    def print_text(self, c: Ctx) -> None:
+        attrs = c.op.attributes
+        items = [f"{k} = {attrs[k]}" for k in self.names if k in attrs]
+        c.tokens += (c.GLUE, "<" + ", ".join(items) + ">")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        decl = pc.decl
+        cases = {}
+        for k in self.names:
+            a = decl.attr(k)
+            if a is None or a.enum is None:
+                raise ValueError(f"'{decl.name}' Requirements names '{k}', not an enum attribute")
+            cases[k] = frozenset(a.enum.cases)
+
+        def requirements(p: Any, s: Any) -> None:
+            p.expect("<")
+            seen = 0
+            while p.peek() != ">":
+                if seen:
+                    p.expect(",")
+                i = p.i
+                name = p.peek()
+                if name not in cases:
+                    raise p.expected("a requirement (" + ", ".join(cases) + ")")
+                if name in s.attrs:
+                    raise p.error("PARSE/012", f"requirement '{name}' is given twice", i)
+                p.i += 1
+                p.expect("=")
+                value = p.peek()
+                if value not in cases[name]:
+                    raise p.error(
+                        "PARSE/011",
+                        f"unknown {name} '{value}'; expected one of "
+                        + ", ".join(sorted(cases[name])),
+                        p.i,
+                    )
+                p.i += 1
+                s.attrs[name] = value
+                seen += 1
+            p.i += 1
+
+        return [requirements]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        g.glue()
+        text = f"'<' + ', '.join([k + ' = ' + a[k] for k in {self.names!r} if k in a]) + '>'"
+        g.token(expr=text)
+
+
 def walk(elems: tuple[FormatElement, ...]) -> Iterator[FormatElement]:
     """Every element of a format, nested ones included (depth first)."""
     for e in elems:
@@ -1761,6 +2000,9 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     RegionTable,
     AttrTable,
     TypedRefs,
+    EncodingAttr,
+    ParamDict,
+    Requirements,
 )
 """Every element class, in the order the reference lists them."""
 

@@ -79,6 +79,10 @@ class Step:
             for v in op.results
             for d in getattr(v.type, "dims", ())
             if getattr(d, "value", None) is not None
+        ) + tuple(  # a view type's layout value
+            func.slot(v.type.encoding)
+            for v in op.results
+            if hasattr(getattr(v.type, "encoding", None), "id")
         )
         self.keys: tuple[int, ...] = self.ins + dim_slots
         """Slots whose values determine an invariant op's result (operands, dynamic dims)."""

@@ -75,6 +75,38 @@ class View:
         return f"<view {shape}x{self.etype} of {self.buf.name} at byte {self.base}>"
 
 
+class Layout:
+    """A runtime address layout (the value of ``encoding<layout>``): ``strides`` None is dense
+    row-major, else one element stride per axis (ints or per-lane arrays)."""
+
+    __slots__ = ("strides", "rank")
+
+    def __init__(self, strides: tuple | None = None, rank: int | None = None) -> None:
+        self.strides = strides
+        self.rank = rank if strides is None else len(strides)
+        """The rank promised (strided assumptions) or given by the strides; None: any."""
+
+    @property
+    def kind(self) -> str:
+        """``dense`` or ``strided``."""
+        return "dense" if self.strides is None else "strided"
+
+    def strides_for(self, dims: tuple) -> tuple:
+        """Element strides of a view of extents ``dims`` under this layout."""
+        if self.strides is None:
+            return dense_strides(dims)
+        if len(self.strides) != len(dims):
+            raise ValueError(
+                f"a strided layout of rank {len(self.strides)} addresses a view of rank {len(dims)}"
+            )
+        return self.strides
+
+    def __repr__(self) -> str:
+        if self.strides is None:
+            return "<layout dense>"
+        return "<layout strided [" + ", ".join(str(s) for s in self.strides) + "]>"
+
+
 def dense_strides(dims: tuple) -> tuple:
     """Row-major strides (in elements) for ``dims``."""
     strides = []

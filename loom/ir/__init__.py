@@ -55,6 +55,7 @@ from loom.ir.types import (
     TypeKind,
     opaque_type,
     tensor_type,
+    opaque_types,
     vector_type,
     view_type,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "type_to_text",
     "opaque_type",
     "tensor_type",
+    "opaque_types",
     "vector_type",
     "view_type",
 ]

@@ -7,6 +7,7 @@ in the context of the value that owns it.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -131,8 +132,12 @@ class BufferType(Type):
         return (BufferType, ())
 
 
+_OPAQUE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+|<[a-z_]+>)?")
+
+
 class OpaqueType(Type):
-    """A parameterless dialect type written as one dotted name (``kernel.async.token``).
+    """A parameterless dialect type written as one name: dotted (``kernel.async.token``), a
+    dialect word (``encoding``) or a word with one fixed role (``encoding<layout>``).
 
     Dialects declare them (:func:`opaque_type`); the name is the whole spelling, so text,
     bytecode and diagnostics need no per-type code. Interned: one object per name."""
@@ -145,8 +150,11 @@ class OpaqueType(Type):
         existing = cls._registered.get(name)
         if existing is not None:
             return existing
-        if "." not in name or not all(part.isidentifier() for part in name.split(".")):
-            raise ValueError(f"an opaque type name is dotted identifiers, got {name!r}")
+        if _OPAQUE_NAME.fullmatch(name) is None:
+            raise ValueError(
+                "an opaque type name is dotted identifiers (a.b.c) or a word with one "
+                f"<role> (word<role>), got {name!r}"
+            )
         obj = super().__new__(cls)
         obj.name = name
         obj.doc = doc
@@ -160,6 +168,11 @@ class OpaqueType(Type):
 def opaque_type(name: str) -> OpaqueType | None:
     """The declared opaque type spelled ``name``, or None."""
     return OpaqueType._registered.get(name)
+
+
+def opaque_types() -> tuple[OpaqueType, ...]:
+    """Every declared opaque type, in declaration order."""
+    return tuple(OpaqueType._registered.values())
 
 
 class StaticDim:
@@ -262,6 +275,26 @@ class ShapedType(Type):
 
     def __hash__(self) -> int:
         return hash(self._key())
+
+
+def same_type_along(a: Type, b: Type, rename: dict[int, Value]) -> bool:
+    """``a == b`` once the values ``a`` mentions (dynamic dims, a layout) are replaced by
+    ``rename[id(value)]`` where given: a type passed along an edge, yielded to an op's results
+    or tied to them, names the values on the other side."""
+    if not isinstance(a, ShapedType) or not isinstance(b, ShapedType):
+        return a == b
+    if (a.kind, a.element_type, len(a.dims)) != (b.kind, b.element_type, len(b.dims)):
+        return False
+    for x, y in zip(a.dims, b.dims):
+        if isinstance(x, DynamicDim) and isinstance(y, DynamicDim):
+            if rename.get(id(x.value), x.value) is not y.value:
+                return False
+        elif x != y:
+            return False
+    ea, eb = a.encoding, b.encoding
+    if isinstance(ea, str) or ea is None or isinstance(eb, str) or eb is None:
+        return ea == eb
+    return rename.get(id(ea), ea) is eb
 
 
 def view_type(

@@ -41,6 +41,7 @@ from loom.dsl import (
     Violation,
 )
 from loom.ir import Block, Module, Operation, Region, Value
+from loom.ir.types import same_type_along
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
@@ -143,6 +144,17 @@ class VerifyContext:
     def symbol(self, name: Any) -> Operation | None:
         """The top-level op defining symbol ``name``."""
         return self.module.symbols.get(name) if isinstance(name, str) else None
+
+    def defining_op(self, value: Value) -> Operation | None:
+        """The op whose result ``value`` is (None for block arguments); the first call maps
+        the module's results once."""
+        owners = self.__dict__.get("_owners")
+        if owners is None:
+            owners = self.__dict__["_owners"] = {
+                id(r): op for op in self.module.walk() for r in op.results
+            }
+        op = owners.get(id(value))
+        return op if op is not None and value in op.results else None
 
 
 class ModuleVerifier:
@@ -983,7 +995,7 @@ class ModuleVerifier:
         passed = last.operands[a:b]
         fed = plan.decl.region(rd.yields) if plan.decl.regions else None
         count_target = target
-        want_vals: tuple[Any, ...] = ()
+        rename: dict[int, Value] = {}
         if fed is not None:
             # the values become another region's entry arguments (scf.while before -> after)
             # against what those arguments must be, so a wrong argument list is reported once
@@ -994,8 +1006,9 @@ class ModuleVerifier:
             count_target = f"{target} block args"
         elif layout is not None and rd.yields in layout.rslices:
             a, b = layout.rslices[rd.yields]
-            want_vals = op.results[a:b]
-            want = [v.type for v in want_vals]
+            want = [v.type for v in op.results[a:b]]
+            # a yielded value stands for its result in the result types
+            rename = {id(x): y for x, y in zip(passed, op.results[a:b])}
         elif layout is not None and rd.yields in layout.slices:
             a, b = layout.slices[rd.yields]
             want_vals = op.operands[a:b]
@@ -1017,12 +1030,14 @@ class ModuleVerifier:
                     "expected_count": str(len(want)),
                 },
             )
-        elif got != want and not (
-            # a type may name the passed values where the wanted one names the op's own
-            # (a yielded view of a yielded layout): compare after renaming along the yield
-            want_vals and _same_after_rename(passed, want_vals)
+        elif got != want and any(
+            x != y and not same_type_along(x, y, rename) for x, y in zip(got, want)
         ):
-            i = next(i for i, (x, y) in enumerate(zip(got, want)) if x != y)
+            i = next(
+                i
+                for i, (x, y) in enumerate(zip(got, want))
+                if x != y and not same_type_along(x, y, rename)
+            )
             self.error(
                 last,
                 "TYPE/001",

@@ -12,7 +12,7 @@ from typing import Any
 
 from loom.dsl import Branch
 from loom.ir import Block, Region
-from loom.ir.types import DynamicDim, ShapedType
+from loom.ir.types import same_type_along
 from loom.opview import operand_groups
 
 
@@ -99,20 +99,7 @@ def _check_edge(v: Any, op: Any, k: int, passed: tuple, dest: Block) -> None:
 
 def same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
     """``a == b`` once the values ``a`` mentions are replaced by their edge destinations."""
-    if not isinstance(a, ShapedType) or not isinstance(b, ShapedType):
-        return a == b
-    if (a.kind, a.element_type, len(a.dims)) != (b.kind, b.element_type, len(b.dims)):
-        return False
-    for x, y in zip(a.dims, b.dims):
-        if isinstance(x, DynamicDim) and isinstance(y, DynamicDim):
-            if rename.get(id(x.value), x.value) is not y.value:
-                return False
-        elif x != y:
-            return False
-    ea, eb = a.encoding, b.encoding
-    if isinstance(ea, str) or ea is None or isinstance(eb, str) or eb is None:
-        return ea == eb
-    return rename.get(id(ea), ea) is eb
+    return same_type_along(a, b, rename)
 
 
 def dominators(v: Any, region: Region) -> list[frozenset[int]]:

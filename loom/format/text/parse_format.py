@@ -435,6 +435,17 @@ def _derive_args(
             args.append(p.new_value(None, None, t, at, True))
 
 
+def _adopt(p: Parser, scope: Scope, ph: Value | None, v: Value, tok: str) -> Value:
+    """The result ``v`` as the placeholder ``ph`` that a type of its own op already names."""
+    if ph is None:
+        return v
+    ph.id, ph.type, ph.name = v.id, v.type, v.name
+    p.values[v.id] = ph
+    if scope.names.get(tok) is v:
+        scope.names[tok] = ph
+    return ph
+
+
 def _mismatch(p: Parser, field: str, v: Value, t: Type, index: int) -> LoomParseError:
     from loom.format.text.printer import type_text, value_name
 
@@ -676,6 +687,24 @@ class OpPlan:
         nvalues = len(p.values)
         formats = self.formats
         first_error: LoomParseError | None = None
+        saved = p.siblings
+        p.siblings = (p.line_no, dict.fromkeys(lhs)) if lhs else None
+        try:
+            return self._parse(p, lhs, name_index, start, line, nvalues, formats, first_error)
+        finally:
+            p.siblings = saved
+
+    def _parse(
+        self,
+        p: Parser,
+        lhs: list[str] | None,
+        name_index: int,
+        start: int,
+        line: int,
+        nvalues: int,
+        formats: Any,
+        first_error: LoomParseError | None,
+    ) -> Operation:
         for k, steps in enumerate(formats):
             if k:
                 del p.values[nvalues:]
@@ -761,6 +790,11 @@ class OpPlan:
                 p.new_value(scope, tok, t, 2 * k, False)
                 for k, (tok, t) in enumerate(zip(lhs, types))
             )
+            sib = p.siblings
+            if sib is not None and any(ph is not None for ph in sib[1].values()):
+                results_t = tuple(
+                    _adopt(p, scope, sib[1].get(tok), v, tok) for tok, v in zip(lhs, results_t)
+                )
         elif nres:
             results_t = tuple(p.new_value(None, None, t, 0, False) for t in types)
         else:

@@ -81,6 +81,7 @@ class Parser:
 
     __slots__ = (
         "text",
+        "siblings",
         "filename",
         "registry",
         "plans",
@@ -139,6 +140,11 @@ class Parser:
         self.floor_id = 0
         self.live = bytearray()
         """``live[k]`` is 1 while value ``k``, spelled ``%k``, is visible (not kept in a dict)."""
+        self.siblings: tuple[int, dict[str, Value]] | None = None
+        """While an op with result names is parsed: the number of its first line and the
+        placeholders the types on that line made for those names (a type may name a result
+        of its own op, ``-> (encoding<layout>, view<4xf32, %layout>)``); the results adopt
+        them."""
         self.mixed = False
         """True once some scope holds a digit name that is not its value's id (``%3`` naming
         value 7): lookups then compare the dicts with the id table."""
@@ -311,6 +317,20 @@ class Parser:
             f"use of undefined SSA value '{tok}'",
             self.i - 1 if index is None else index,
         )
+
+    def type_ref(self, tok: str, index: int) -> Value:
+        """The value a type names (a dynamic dim, a layout): a visible value, or a result of
+        the op whose line is being read (a placeholder its result adopts)."""
+        v = self.scopes[-1].names.get(tok) or self.resolve(tok)
+        if v is not None:
+            return v
+        sib = self.siblings
+        if sib is not None and sib[0] == self.line_no and tok in sib[1]:
+            ph = sib[1][tok]
+            if ph is None:
+                ph = sib[1][tok] = Value(-1, None)  # type: ignore[arg-type]
+            return ph
+        return self.lookup(tok, index)
 
     def use(self) -> Value:
         """Consume a ``%x`` token and return its value."""
@@ -525,7 +545,8 @@ class Parser:
         if tok not in self.shaped_cache:
             scope = self.scopes[-1].names
             refs = tuple((name, scope.get(name) or self.resolve(name)) for name in _REFS(tok))
-            self.dynamic_cache[tok] = (t, refs)
+            if all(v is not None for _, v in refs):  # not when it names its op's results
+                self.dynamic_cache[tok] = (t, refs)
         return t
 
     def _shaped(self, tok: str, index: int) -> Type:
@@ -551,7 +572,7 @@ class Parser:
                 dims.append(int(digits))
             else:
                 dynamic = True
-                dims.append(DynamicDim(self.lookup("%" + m.group(2), index)))
+                dims.append(DynamicDim(self.type_ref("%" + m.group(2), index)))
             pos = m.end()
         m = _ELEM.match(body, pos)
         if m is None:
@@ -577,7 +598,7 @@ class Parser:
                 layout = text
             elif text[0] == "%" and re.fullmatch(r"%[A-Za-z0-9_$-]+", text):
                 dynamic = True
-                layout = self.lookup(text, index)
+                layout = self.type_ref(text, index)
             else:
                 raise self.error(
                     "PARSE/004",
@@ -684,6 +705,18 @@ class Parser:
             first = False
 
     def canonical_run(self, ops: list[Operation], top: bool) -> bool:
+        """Parse the run of canonical op lines starting at the next line into ``ops``
+        (:meth:`_canonical_run`; types there never name an enclosing op's results)."""
+        sib = self.siblings
+        if sib is None:
+            return self._canonical_run(ops, top)
+        self.siblings = None
+        try:
+            return self._canonical_run(ops, top)
+        finally:
+            self.siblings = sib
+
+    def _canonical_run(self, ops: list[Operation], top: bool) -> bool:
         """Parse the run of canonical op lines starting at the next line into ``ops``.
 
         Each line is read by two regexes (:data:`LINE_HEAD`, then the op's line path) without

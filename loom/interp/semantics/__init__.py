@@ -84,6 +84,7 @@ def _load_all() -> None:
         buffer,
         cfg,
         check,
+        encoding,
         func,
         index,
         kernel,

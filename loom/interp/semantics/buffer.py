@@ -34,7 +34,20 @@ def _view(ctx: Any, step: Any, buf: Any, off: Any) -> View:
         bad = _neg(dims)
         if bad if isinstance(bad, bool | np.bool_) else bad.any():
             ctx.check(step, bad, "RUNTIME/001", "a view extent is negative")
-    return View(buf, off, dims, dense_strides(dims), t.element_type)
+    strides = dense_strides(dims) if t.encoding is None else _layout_strides(ctx, step, t, dims)
+    return View(buf, off, dims, strides, t.element_type)
+
+
+def _layout_strides(ctx: Any, step: Any, t: Any, dims: tuple) -> tuple:
+    """Element strides of view type ``t`` under its attached layout (a value or a spec)."""
+    from loom.interp.semantics.encoding import layout_value
+
+    enc = t.encoding
+    layout = layout_value(enc if isinstance(enc, str) else ctx.value_of(enc))
+    try:
+        return layout.strides_for(dims)
+    except ValueError as e:
+        raise ctx.error(step, "RUNTIME/012", f"{e} ({t})", None) from None
 
 
 def _neg(dims: tuple) -> Any:
