@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
+from loom.format.elements import CoResultType, walk
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -51,6 +52,7 @@ class _OpPlan:
         "fixed_results",
         "returns",
         "symbol_attr",
+        "co_results",
     )
 
     def __init__(self, decl: OpDef) -> None:
@@ -86,6 +88,7 @@ class _OpPlan:
             self.returns = "list"
         sym = decl.symbol_trait
         self.symbol_attr = sym.attr if sym else None
+        self.co_results = [e for e in walk(decl.format) if isinstance(e, CoResultType)]
 
 
 class OpCallable:
@@ -306,6 +309,8 @@ class LoomBuilder(_Namespaces):
             attrs[SEGMENTS_ATTR] = segments
         made_regions = tuple(r.materialize(self) for r in regions if r is not None)
         results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
+        for e in plan.co_results:
+            e.rebind(results)
         op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions, location_id)
         if plan.symbol_attr:
             body = self.module.body

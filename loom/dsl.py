@@ -267,6 +267,8 @@ class SymbolUse(Trait):
 
     attr: str
     kinds: tuple[str, ...]
+    what: str | None = None
+    """How diagnostics name the expected kinds (default: the kinds joined by "or")."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +386,8 @@ IndexList = _elements.IndexList
 TypeOf = _elements.TypeOf
 TypesOf = _elements.TypesOf
 ResultTypeList = _elements.ResultTypeList
+LocalType = _elements.LocalType
+CoResultType = _elements.CoResultType
 Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam

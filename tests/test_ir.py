@@ -138,6 +138,9 @@ def test_declarations_are_complete() -> None:
             "cfg",
             "check",
             "test",
+            "global",
+            "config",
+            "sanitizer",
         }
 
 

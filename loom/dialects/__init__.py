@@ -2,6 +2,9 @@
 ``loom.ir``."""
 
 from loom.dialects import buffer, cfg, check, func, index, kernel, scalar, scf, target, test, view
+from loom.dialects import config as config_dialect
+from loom.dialects import global_ as global_dialect
+from loom.dialects import sanitizer as sanitizer_dialect
 from loom.dsl import OpDef
 
 ALL_OPS: tuple[OpDef, ...] = (
@@ -16,5 +19,8 @@ ALL_OPS: tuple[OpDef, ...] = (
     *cfg.OPS,
     *check.OPS,
     *test.OPS,
+    *global_dialect.OPS,
+    *config_dialect.OPS,
+    *sanitizer_dialect.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

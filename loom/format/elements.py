@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from loom.ir import DYNAMIC_INDEX, Block, Region, Value
+from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -504,6 +504,154 @@ class ResultTypeList(FormatElement):
             g.state = "s"
         else:
             g.token(expr=text)
+
+
+def _named_values(t: Any) -> list[Value]:
+    """The values a type names (dynamic extents, then an SSA layout), first use first, once."""
+    out: list[Value] = []
+    for d in getattr(t, "dims", ()):
+        v = getattr(d, "value", None)
+        if v is not None and all(v is not w for w in out):
+            out.append(v)
+    enc = getattr(t, "encoding", None)
+    if isinstance(enc, Value) and all(enc is not w for w in out):
+        out.append(enc)
+    return out
+
+
+_LOCAL_NAME = r"%[A-Za-z0-9_$-]+"
+
+
+@dataclass(frozen=True)
+class LocalType(FormatElement):
+    """A declared type (the one entry of type-array attribute ``field``) whose ``%names`` are
+    local to the declaration: ``tile<[%m]x[%m]xf32>``. Each name is an entry argument of region
+    ``region`` (an ``index`` for an extent), created when the type is read; ``%value: T`` names
+    the declared value itself (the region's last argument) for the predicates that follow."""
+
+    field: str
+    region: str
+    role: ClassVar[str] = "type"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        types = c.op.attributes.get(self.field) or ()
+        if len(types) != 1:
+            raise c.error(f"'{c.decl.name}' needs exactly one type in '{self.field}'")
+        t = types[0]
+        args = c.region_args(self.region)
+        named = _named_values(t)
+        if args and all(args[-1] is not v for v in named):
+            c.tokens.append(c.name(args[-1]) + ":")
+        c.tokens.append(c.type(t))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        import re
+
+        field, region = self.field, self.region
+        names_in = re.compile(_LOCAL_NAME).findall
+        index_type = INDEX
+
+        def local_type(p: Any, s: Any) -> None:
+            scope = s.scope(region, p)
+            args = s.rargs[region]
+            toks = p.toks
+            i = p.i
+            own = None
+            if i + 1 < len(toks) and toks[i][0] == "%" and toks[i + 1] == ":":
+                own = (toks[i], i)
+                p.i = i + 2
+            i = p.i
+            tok = p.peek() or ""
+            layout = tok.rsplit(",", 1)[1].strip()[:-1] if "," in tok else ""
+            for name in names_in(tok):
+                if name in scope.names:
+                    continue
+                if name == layout:
+                    raise p.error(
+                        "PARSE/004",
+                        f"a declaration-local layout or encoding name ('{name}') needs an "
+                        "encoding type, which this workbench does not model yet",
+                        i,
+                    )
+                args.append(p.define(scope, name, index_type, i))
+            floor = p.push_scope(scope, False)
+            try:
+                t = p.parse_type()
+                if own is not None:
+                    args.append(p.define(scope, own[0], t, own[1]))
+            finally:
+                p.pop_scope(floor)
+            s.attrs[field] = (t,)
+
+        return [local_type]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+
+@dataclass(frozen=True)
+class CoResultType(FormatElement):
+    """The type of the first value of variadic result field ``field``, which names the other
+    results (its *co-results*): ``%t, %m = global.load @w : view<[%m]xf32>``. The results are
+    made while the type is read, so the type can refer to them."""
+
+    field: str
+    role: ClassVar[str] = "type"
+
+    def print_text(self, c: Ctx) -> None:
+        vals = c.values(self.field)
+        if not vals:
+            raise c.error(f"'{c.decl.name}' needs at least one result")
+        c.tokens.append(c.type(vals[0].type))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, index_type = self.field, INDEX
+
+        def co_result_type(p: Any, s: Any) -> None:
+            toks = p.toks
+            eq = toks.index("=") if "=" in toks[: p.i] else -1
+            lhs = [t for t in toks[:eq] if t[0] == "%"] if eq > 0 else []
+            scope = p.scopes[-1]
+            i = p.i
+            if not lhs:
+                raise p.expected("result names ('%value, %dims = ...')")
+            first = p.new_value(scope, lhs[0], None, 0, False)
+            rest = [
+                p.new_value(scope, n, index_type, 2 * (k + 1), False) for k, n in enumerate(lhs[1:])
+            ]
+            p.i = i
+            t = p.parse_type()
+            first.type = t
+            s.rtypes[field] = (t, *(v.type for v in rest))
+            s.made = (first, *rest)
+
+        return [co_result_type]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+    def rebind(self, results: tuple[Value, ...]) -> None:
+        """Builders: the names in the first result's type (any stand-in values, in order of
+        first use) become the op's further results."""
+        if not results:
+            return
+        t = results[0].type
+        named = _named_values(t)
+        if not named:
+            return
+        swap = {id(a): b for a, b in zip(named, results[1:])}
+        dims = getattr(t, "dims", ())
+        new_dims = [
+            type(d)(swap.get(id(d.value), d.value)) if getattr(d, "value", None) is not None else d
+            for d in dims
+        ]
+        enc = t.encoding
+        if isinstance(enc, Value):
+            enc = swap.get(id(enc), enc)
+        results[0].type = type(t)(t.kind, t.element_type, new_dims, enc)
 
 
 # --------------------------------------------------------------------------- attributes
@@ -1191,6 +1339,8 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     TypeOf,
     TypesOf,
     ResultTypeList,
+    LocalType,
+    CoResultType,
     Attr,
     SymbolRef,
     TemplateParam,
