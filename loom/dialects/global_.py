@@ -131,7 +131,7 @@ def _target(op: Any, ctx: Any) -> Any:
 def _verify_load(op: Any, ctx: Any) -> list[Violation]:
     results = op.results
     if not results:
-        return [Violation("STRUCTURE/002", "'global.load' needs a result (0 results, expected 1)")]
+        return [Violation("STRUCTURE/002", "needs a result (0 results, expected 1)")]
     t = results[0].type
     named = named_values(t)
     co = list(results[1:])
@@ -139,7 +139,7 @@ def _verify_load(op: Any, ctx: Any) -> list[Violation]:
         return [
             Violation(
                 "STRUCTURE/002",
-                f"'global.load' has {len(results)} results, expected {1 + len(named)}: the "
+                f"has {len(results)} results, expected {1 + len(named)}: the "
                 "value and, in order, each name its type uses",
             )
         ]
