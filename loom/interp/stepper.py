@@ -43,6 +43,7 @@ from loom.interp.launch_args import bind_args
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
+from loom.interp.semantics._records import ModuleRecords
 from loom.ir import Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -241,6 +242,8 @@ class Stepper:
         workload: tuple | list = (),
         args: tuple | list = (),
         max_steps: int | None = None,
+        globals: dict | None = None,
+        config: dict | None = None,
     ) -> None:
         self.plan: KernelPlan = _plan(module, kernel)
         self.module = module
@@ -248,6 +251,9 @@ class Stepper:
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
         self.values_in, self._bufs = bind_args(self.plan.params, tuple(args), self.plan.name)
+        self.records = ModuleRecords(module, globals, config)
+        """Globals and configs (``globals=`` / ``config=`` as for :func:`launch`)."""
+        self._bufs = self._bufs + self.records.bufs
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
@@ -257,7 +263,7 @@ class Stepper:
         self._findings.journal = []
         self._workitems = self._ngroups * self._wg
         for b in self._bufs:
-            b.shadow = self._shadow(b.data.size, True)
+            b.shadow = self._shadow(b.data.size, self.records.initialised(b))
         self._epoch = 0
         """Barrier epoch of the current workgroup (barriers released so far)."""
         self._scratch: list[Buf] = []
@@ -269,6 +275,7 @@ class Stepper:
         self._pending_state: str | None = None
         self._quiet = False
         self.ctx = _ItemContext(self)
+        self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
