@@ -283,6 +283,10 @@ class LoomBuilder(_Namespaces):
         result_groups = _group_types(decl, result_types, fail)
         names = self._result_names(kw, len(result_types), fail)
 
+        for e in plan.co_results:
+            problem = e.result_problem(result_types)
+            if problem is not None:
+                raise fail(problem)
         violations = check_field_types(decl, groups, result_groups)
         if violations:
             raise fail(violations[0].message)

@@ -555,8 +555,6 @@ class LocalType(FormatElement):
         index_type = INDEX
 
         def local_type(p: Any, s: Any) -> None:
-            scope = s.scope(region, p)
-            args = s.rargs[region]
             toks = p.toks
             i = p.i
             own = None
@@ -565,6 +563,11 @@ class LocalType(FormatElement):
                 p.i = i + 2
             i = p.i
             tok = p.peek() or ""
+            if own is None and "%" not in tok:
+                s.attrs[field] = (p.parse_type(),)  # no local names: no region either
+                return
+            scope = s.scope(region, p)
+            args = s.rargs[region]
             layout = tok.rsplit(",", 1)[1].strip()[:-1] if "," in tok else ""
             for name in names_in(tok):
                 if name in scope.names:
@@ -590,6 +593,23 @@ class LocalType(FormatElement):
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        args = g.region_args(self.region)
+        t, own = g.tmp(), g.tmp()
+        g.flush()
+        g.emit(f"{t} = a.get({self.field!r}) or ()")
+        g.emit(f"if len({t}) != 1:")
+        g.emit("    raise Fallback")
+        g.emit(f"{t} = {t}[0]")
+        g.emit(f"{own} = {args}[-1] if {args} else None")
+        g.emit(
+            f"if {own} is not None and (getattr({t}, 'encoding', None) is {own} or any("
+            f"getattr(d, 'value', None) is {own} for d in getattr({t}, 'dims', ()))):"
+        )
+        g.emit(f"    {own} = None")
+        g.branch(f"{own} is not None", lambda: g.token(expr=f"_name({own}) + ':'"))
+        g.token(expr=f"tt({t})")
 
 
 @dataclass(frozen=True)
@@ -632,6 +652,31 @@ class CoResultType(FormatElement):
 
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        seq = g.seq((self.field,))
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = {seq}")
+        g.emit(f"if not {var}:")
+        g.emit("    raise Fallback")
+        g.token(expr=f"tt({var}[0].type)")
+
+    def result_problem(self, types: list[Any]) -> str | None:
+        """Builders: why result types ``types`` cannot be spelled (None when they can): the
+        first type names each further result once, in order; extents are ``index``."""
+        if not types:
+            return "needs at least one result (the loaded value)"
+        named = _named_values(types[0])
+        if len(types) != 1 + len(named):
+            return (
+                f"takes {1 + len(named)} results: the value and one per name its type "
+                f"{types[0]} uses, got {len(types)}"
+            )
+        for k, (v, t) in enumerate(zip(named, types[1:]), 1):
+            if v is not getattr(types[0], "encoding", None) and t != INDEX:
+                return f"result {k} is an extent of the loaded type and must be index, not {t}"
+        return None
 
     def rebind(self, results: tuple[Value, ...]) -> None:
         """Builders: the names in the first result's type (any stand-in values, in order of
