@@ -41,6 +41,9 @@ NAMES_REGION = RegionDef(
 )
 
 
+TYPE_DOC = "the one declared type; the %names it spells are local names (region locals)"
+
+
 def literal_mismatch(t: Type, value: Any) -> str | None:
     """Why literal ``value`` cannot be a value of scalar type ``t`` (None when it can)."""
     if not isinstance(t, ScalarType):
@@ -110,7 +113,7 @@ DECL = op(
     "A required compile-time value without a default; a launch must supply it by name.",
     attrs=[
         AttrDef("symbol", AttrKind.SYMBOL),
-        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results"),
+        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
         AttrDef("predicates", AttrKind.PREDICATES, optional=True),
     ],
     regions=[NAMES_REGION],
@@ -138,7 +141,7 @@ DEF = op(
     attrs=[
         AttrDef("symbol", AttrKind.SYMBOL),
         AttrDef("value", AttrKind.NUMBER),
-        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results"),
+        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
     ],
     regions=[NAMES_REGION],
     traits=[Symbol("symbol", kind=CONFIG_KIND), Pure()],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dialects.config import NAMES_REGION, declared_type, literal_mismatch
+from loom.dialects.config import NAMES_REGION, TYPE_DOC, declared_type, literal_mismatch
 from loom.dsl import (
     ANY,
     Attr,
@@ -184,7 +184,7 @@ def _value_global(name: str, doc: str, examples: list[Example]) -> Any:
         doc,
         attrs=[
             AttrDef("symbol", AttrKind.SYMBOL),
-            AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results"),
+            AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
             AttrDef("predicates", AttrKind.PREDICATES, optional=True),
             AttrDef("initializer", AttrKind.NUMBER, optional=True),
         ],
