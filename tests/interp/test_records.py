@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from loom.cli.run import main as loom_run
+from loom.dialects.global_ import STORE
 from loom.errors import LoomRuntimeError
 from loom.format.text.parser import parse_module
 from loom.interp import Stepper, launch
@@ -283,3 +284,19 @@ def test_probes_without_a_runtime_counterpart_are_refused() -> None:
     with pytest.raises(LoomRuntimeError) as info:
         launch(m, "k", workload=(1,), args=(1, np.zeros(1, np.int64)))
     assert info.value.diagnostics[0].code == "RUNTIME/013"
+
+
+def test_step_back_undoes_a_global_store() -> None:
+    text = kernel(
+        "global.variable @count : index = 5\n",
+        "  %c = global.load @count : index\n  %one = index.constant 1 : index\n"
+        "  %c2 = index.add %c, %one : index\n  global.store %c2, @count : index",
+    )
+    s = Stepper(parse_module(text), "k", workload=(1,), args=(1, np.zeros(1, np.int64)))
+    cell = s.records.cells["count"].buf.data.view(np.int64)
+    while s.current is not None and s.current.op.name != STORE.name:
+        s.step()
+    s.step()
+    assert cell[0] == 6
+    s.step_back()
+    assert cell[0] == 5
