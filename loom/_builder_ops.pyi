@@ -528,6 +528,10 @@ class TestBuilder(DialectBuilder):
         """Ends a test.func body, passing on values."""
     def record(self, *, symbol: Any, location_id: int | None = None) -> None:
         """A named record with no contents, for symbol-reference tests."""
+    def template_param_symbol(self, *, target: Any, location_id: int | None = None) -> None:
+        """A test op whose template parameter is a symbol reference."""
+    def template_param_symbol_flags(self, *, target: Any, flags: Any = None, location_id: int | None = None) -> None:
+        """A test op whose template parameters are a symbol reference and optional flags."""
     def fact_range_lo(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """The lower bound of the operand's range (observed: the value)."""
     def fact_range_hi(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:

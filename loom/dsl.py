@@ -391,6 +391,7 @@ CoResultType = _elements.CoResultType
 Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam
+TemplateParamFlags = _elements.TemplateParamFlags
 Flags = _elements.Flags
 Kw = _elements.Kw
 Glue = _elements.Glue

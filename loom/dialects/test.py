@@ -18,6 +18,7 @@ from loom.dsl import (
     BlockArgs,
     EnumDef,
     Example,
+    FlagSetDef,
     IsolatedFromAbove,
     Kw,
     Operand,
@@ -32,7 +33,9 @@ from loom.dsl import (
     ResultTypeList,
     Symbol,
     SymbolRef,
+    SymbolUse,
     TemplateParam,
+    TemplateParamFlags,
     Terminator,
     TypeConstraint,
     TypeOf,
@@ -161,6 +164,45 @@ RECORD = op(
     examples=[Example("test.record @tables", top_level=True)],
 )
 
+TEMPLATE_SYMBOL = op(
+    "test.template_param_symbol",
+    "A test op whose template parameter is a symbol reference.",
+    attrs=[AttrDef("target", AttrKind.SYMBOL)],
+    traits=[SymbolUse("target", ("record",))],
+    format=[TemplateParam("target")],
+    builder="template_param_symbol",
+    examples=[
+        Example(
+            "test.record @t\n\ntest.func @f() {\n  test.template_param_symbol<@t>\n  test.yield\n}",
+            top_level=True,
+        )
+    ],
+)
+
+TEMPLATE_SYMBOL_FLAGS = op(
+    "test.template_param_symbol_flags",
+    "A test op whose template parameters are a symbol reference and optional flags.",
+    attrs=[
+        AttrDef("target", AttrKind.SYMBOL),
+        AttrDef(
+            "flags",
+            AttrKind.FLAGS,
+            flags=FlagSetDef("template_flags", ("debug", "trace")),
+            optional=True,
+        ),
+    ],
+    traits=[SymbolUse("target", ("record",))],
+    format=[TemplateParamFlags("target", "flags")],
+    builder="template_param_symbol_flags",
+    examples=[
+        Example(
+            "test.record @t\n\ntest.func @f() {\n"
+            "  test.template_param_symbol_flags<@t, debug|trace>\n  test.yield\n}",
+            top_level=True,
+        )
+    ],
+)
+
 # ------------------------------------------------------------------ fact probes
 # Each probe reports what is known about its operand: the compiler's facts engine folds it to a
 # constant; the interpreter reports what it observes (see loom.interp.semantics.test).
@@ -275,4 +317,14 @@ FACT_PROBES = (
     ),
 )
 
-OPS = (TEST_TARGET, USE, CONSTANT, FUNC, YIELD, RECORD, *FACT_PROBES)
+OPS = (
+    TEST_TARGET,
+    USE,
+    CONSTANT,
+    FUNC,
+    YIELD,
+    RECORD,
+    TEMPLATE_SYMBOL,
+    TEMPLATE_SYMBOL_FLAGS,
+    *FACT_PROBES,
+)

@@ -197,3 +197,6 @@ semantics(
 semantics("test.fact_alias_scope_known")(
     _unobservable("alias scopes are compiler bookkeeping with no run-time counterpart")
 )
+
+
+semantics("test.template_param_symbol", "test.template_param_symbol_flags")(_declaration)
