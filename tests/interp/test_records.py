@@ -300,3 +300,37 @@ def test_step_back_undoes_a_global_store() -> None:
     assert cell[0] == 6
     s.step_back()
     assert cell[0] == 5
+
+
+def test_a_supplied_config_must_satisfy_its_stated_facts() -> None:
+    text = kernel(
+        "config.decl @len : %value: index where [range(%value, 1, 64), mul(%value, 4)]\n",
+        "  %x = config.get @len : index\n  %w = index.cast %x : index to i64\n"
+        "  view.store %w, %v[%i] : i64, view<[%n]xi64>",
+    )
+    m = parse_module(text)
+    out = np.zeros(1, np.int64)
+    launch(m, "k", workload=(1,), args=(1, out), config={"len": 8})
+    assert out[0] == 8
+    for bad, fact in ((0, "range(%value, 1, 64)"), (6, "mul(%value, 4)")):
+        with pytest.raises(LoomRuntimeError, match=r"breaks the fact") as info:
+            launch(m, "k", workload=(1,), args=(1, out), config={"len": bad})
+        assert fact in str(info.value)
+
+
+def test_a_linked_rodata_table_is_supplied_by_the_launch() -> None:
+    text = kernel(
+        "global.rodata.decl @lut\n",
+        "  %r = global.load @lut : buffer\n"
+        "  %rv = buffer.view %r[%base] : buffer -> view<[%n]xi64>\n"
+        "  %x = view.load %rv[%i] : view<[%n]xi64> -> i64\n"
+        "  view.store %x, %v[%i] : i64, view<[%n]xi64>",
+    )
+    m = parse_module(text)
+    out = np.zeros(3, np.int64)
+    lut = np.array([7, 8, 9], np.int64)
+    launch(m, "k", workload=(3,), args=(3, out), globals={"lut": lut})
+    np.testing.assert_array_equal(out, lut)
+    with pytest.raises(LoomRuntimeError) as info:
+        launch(m, "k", workload=(3,), args=(3, out))
+    assert "globals={'lut': ...}" in str(info.value)

@@ -77,7 +77,9 @@ class ModuleRecords:
             t = self.config_types[name]
             if not isinstance(t, ScalarType):
                 raise LoomRuntimeError(f"config @{name} has type {t}, which launches cannot set")
-            self.configs[name] = bind_scalar(value, t, f"config @{name}")
+            bound = bind_scalar(value, t, f"config @{name}")
+            _check_stated_facts(name, decls[name][1], bound)
+            self.configs[name] = bound
 
     # ------------------------------------------------------------------ binding
 
@@ -153,6 +155,23 @@ class ModuleRecords:
             if c.owned and c.buf is not None and isinstance(c.type, ScalarType):
                 raw = c.buf.data.view(memory_dtype(c.type))
                 globals[name] = from_memory(c.type, raw)[0]
+
+
+def _check_stated_facts(name: str, op: Any, value: Any) -> None:
+    """A supplied config value must satisfy the predicates its declaration states about it."""
+    from loom.interp.semantics.sanitizer import holds, predicate_text
+
+    args = op.regions[0].blocks[0].args if op.regions and op.regions[0].blocks else ()
+    own = args[-1] if args else None
+    for p in op.attributes.get("predicates", ()):
+        if own is None or not all(a is own or isinstance(a, int) for a in p.args):
+            continue
+        vals = [value if a is own else np.int64(a) for a in p.args]
+        if not bool(np.all(holds(p, vals))):
+            raise LoomRuntimeError(
+                f"config @{name} = {value} breaks the fact its declaration states: "
+                f"{predicate_text(p)}"
+            )
 
 
 def _normalised(given: dict | None, what: str) -> dict:

@@ -33,7 +33,8 @@ def _arg(step: Any, values: tuple, a: Any) -> Any:
     return np.int64(a)
 
 
-def _holds(p: Predicate, args: list) -> Any:
+def holds(p: Predicate, args: list) -> Any:
+    """Per lane, whether predicate ``p`` holds for argument values ``args``."""
     k = p.kind
     if k == "range":
         x, lo, hi = args
@@ -65,7 +66,8 @@ def _holds(p: Predicate, args: list) -> Any:
     }[k](a, b)
 
 
-def _text(step: Any, p: Predicate) -> str:
+def predicate_text(p: Predicate) -> str:
+    """``kind(%a, 4)`` of a predicate."""
     parts = [f"%{a.display_name}" if isinstance(a, Value) else str(a) for a in p.args]
     return f"{p.kind}({', '.join(parts)})"
 
@@ -74,7 +76,7 @@ def _check_predicates(ctx: Any, step: Any, values: tuple) -> None:
     for p in step.attrs.get("predicates", ()):
         args = [_arg(step, values, a) for a in p.args]
         with np.errstate(all="ignore"):
-            bad = ~np.asarray(_holds(p, args))
+            bad = ~np.asarray(holds(p, args))
         if not bad.any():
             continue
         named = [(a, x) for a, x in zip(p.args, args) if isinstance(a, Value)]
@@ -83,7 +85,7 @@ def _check_predicates(ctx: Any, step: Any, values: tuple) -> None:
             step,
             bad if bad.ndim else bool(bad),
             FAILED,
-            f"failed: {_text(step, p)} does not hold ({shown})",
+            f"failed: {predicate_text(p)} does not hold ({shown})",
             *(x for _, x in named),
         )
 
