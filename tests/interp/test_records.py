@@ -334,3 +334,32 @@ def test_a_linked_rodata_table_is_supplied_by_the_launch() -> None:
     with pytest.raises(LoomRuntimeError) as info:
         launch(m, "k", workload=(3,), args=(3, out))
     assert "globals={'lut': ...}" in str(info.value)
+
+
+def test_a_view_global_is_the_supplied_array_with_its_extents_as_co_results() -> None:
+    text = kernel(
+        "global.variable @grid : view<[%r]x[%c]xi64>\nglobal.variable @sq : view<[%s]x[%s]xi64>\n",
+        "  %g, %rows, %cols = global.load @grid : view<[%rows]x[%cols]xi64>\n"
+        "  %z = index.constant 0 : index\n"
+        "  %x = view.load %g[%i, %z] : view<[%rows]x[%cols]xi64> -> i64\n"
+        "  %ci = index.cast %cols : index to i64\n"
+        "  %y = scalar.addi %x, %ci : i64\n"
+        "  view.store %y, %g[%i, %z] : i64, view<[%rows]x[%cols]xi64>",
+    )
+    m = parse_module(text)
+    grid = np.arange(6, dtype=np.int64).reshape(2, 3)
+    launch(m, "k", workload=(2,), args=(2, np.zeros(2, np.int64)), globals={"grid": grid})
+    np.testing.assert_array_equal(grid[:, 0], [0 + 3, 3 + 3])
+    stepped = np.arange(6, dtype=np.int64).reshape(2, 3)
+    Stepper(m, "k", workload=(2,), args=(2, np.zeros(2, np.int64)), globals={"grid": stepped}).run()
+    np.testing.assert_array_equal(stepped, grid)
+    with pytest.raises(LoomRuntimeError, match="takes a 2-d array"):
+        launch(m, "k", workload=(2,), args=(2, np.zeros(2, np.int64)), globals={"grid": grid[0]})
+    with pytest.raises(LoomRuntimeError, match="repeats an extent"):
+        launch(
+            m,
+            "k",
+            workload=(2,),
+            args=(2, np.zeros(2, np.int64)),
+            globals={"grid": grid, "sq": np.zeros((2, 3), np.int64)},
+        )

@@ -21,14 +21,14 @@ from loom.errors import LoomRuntimeError
 from loom.interp.launch_args import bind_scalar
 from loom.interp.memory import Buf, as_bytes
 from loom.interp.numerics import constant, from_memory, memory_dtype, to_memory
-from loom.ir import BufferType, Module, ScalarType
+from loom.ir import BufferType, DynamicDim, Module, ScalarType, ShapedType, StaticDim, TypeKind
 from loom.registry import default_registry
 
 
 class Cell:
     """The storage of one global: its buffer, type and whether it starts initialised."""
 
-    __slots__ = ("name", "type", "buf", "initialised", "owned", "op")
+    __slots__ = ("name", "type", "buf", "initialised", "owned", "op", "dims")
 
     def __init__(self, name: str, t: Any, buf: Buf | None, initialised: bool, op: Any) -> None:
         self.name = name
@@ -38,6 +38,8 @@ class Cell:
         self.owned = True
         """The storage is ours (the final value is handed back into the caller's dict)."""
         self.op = op
+        self.dims: tuple = ()
+        """Extents of a view global (from the array the launch supplied)."""
 
 
 class ModuleRecords:
@@ -93,6 +95,14 @@ class ModuleRecords:
                 self.bufs.append(buf)
             cell = Cell(name, t, buf, True, op)
             cell.owned = False
+            self.cells[name] = cell
+            return
+        if isinstance(t, ShapedType) and t.kind is TypeKind.VIEW:
+            cell = Cell(name, t, None, True, op)
+            cell.owned = False
+            if given is not None:
+                cell.buf, cell.dims = Buf(_bytes_of(given, name), name), _view_dims(name, t, given)
+                self.bufs.append(cell.buf)
             self.cells[name] = cell
             return
         if not isinstance(t, ScalarType):
@@ -195,6 +205,28 @@ def _unknown(what: str, name: str, decls: dict, kinds: tuple) -> str:
     known = sorted(n for n, (k, _) in decls.items() if k in kinds)
     listing = ", ".join("@" + n for n in known) if known else "none"
     return f"unknown {what} name '@{name}'; the module declares {what}s: {listing}"
+
+
+def _view_dims(name: str, t: ShapedType, array: Any) -> tuple:
+    """The extents of the array supplied for view global ``name``, checked against its type."""
+    if not isinstance(array, np.ndarray):
+        raise LoomRuntimeError(f"global @{name} of type {t} takes a NumPy array")
+    want = memory_dtype(t.element_type)
+    if array.ndim != t.rank or array.dtype.itemsize != want.itemsize:
+        raise LoomRuntimeError(
+            f"global @{name} of type {t} takes a {t.rank}-d array of {want.itemsize}-byte "
+            f"elements, got shape {array.shape} of {array.dtype}"
+        )
+    seen: dict[int, int] = {}
+    for k, (d, n) in enumerate(zip(t.dims, array.shape)):
+        if isinstance(d, StaticDim) and d.size != n:
+            raise LoomRuntimeError(f"global @{name}: extent {k} of {t} is {d.size}, not {n}")
+        dynamic = isinstance(d, DynamicDim) and d.value is not None
+        if dynamic and seen.setdefault(id(d.value), n) != n:
+            raise LoomRuntimeError(
+                f"global @{name}: {t} repeats an extent, the array's shape {array.shape} does not"
+            )
+    return tuple(np.int64(n) for n in array.shape)
 
 
 def _bytes_of(value: Any, name: str) -> np.ndarray:

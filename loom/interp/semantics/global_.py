@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from loom.dialects.global_ import CONSTANT
+from loom.interp.memory import View, dense_strides
 from loom.interp.numerics import from_memory, memory_dtype, to_memory
 from loom.interp.semantics import semantics
 from loom.interp.semantics._records import records_of
-from loom.ir import ScalarType
+from loom.interp.semantics._util import rtype
+from loom.ir import ScalarType, TypeKind
 
 
 def _declarations(ctx: Any, step: Any) -> None:
@@ -27,7 +29,7 @@ def _cell(ctx: Any, step: Any) -> Any:
     if cell is None:
         raise ctx.error(step, "RUNTIME/032", f"the module has no global @{name}", None)
     if cell.buf is None:
-        if isinstance(cell.type, ScalarType) or cell.type.kind.value == "buffer":
+        if cell.type.kind in (TypeKind.SCALAR, TypeKind.BUFFER, TypeKind.VIEW):
             raise ctx.error(
                 step,
                 "RUNTIME/032",
@@ -39,7 +41,7 @@ def _cell(ctx: Any, step: Any) -> Any:
             step,
             "RUNTIME/013",
             f"'{step.op.name}' of {cell.type} is not executable on the reference target: "
-            "globals of shaped types are not modelled (scalars, buffers and rodata are)",
+            "vector globals are not modelled (scalars, buffers, views and rodata are)",
             None,
         )
     return cell
@@ -49,6 +51,15 @@ def _cell(ctx: Any, step: Any) -> Any:
 def _load(ctx: Any, step: Any) -> Any:
     cell = _cell(ctx, step)
     t = cell.type
+    if cell.dims:
+        # a view global: the supplied array, and its extents as the co-results
+        loaded = rtype(step)
+        view = View(cell.buf, 0, cell.dims, dense_strides(cell.dims), t.element_type)
+        extents = []
+        for v in step.op.results[1:]:
+            k = next(k for k, d in enumerate(loaded.dims) if getattr(d, "value", None) is v)
+            extents.append(cell.dims[k])
+        return (view, *extents) if extents else view
     if not isinstance(t, ScalarType):
         return cell.buf
     dtype = memory_dtype(t)
