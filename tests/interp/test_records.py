@@ -96,6 +96,7 @@ def test_a_numpy_global_is_used_in_place_and_scalars_are_handed_back() -> None:
     handed: dict = {}
     launch(m, "k", workload=(2,), args=(2, out), globals=handed)
     assert handed["count"] == 6 and handed["count"].dtype == np.int64
+    assert "seen" not in handed  # never given a value
     cell = np.array([41], np.int64)
     launch(m, "k", workload=(2,), args=(2, out), globals={"count": cell})
     assert cell[0] == 42

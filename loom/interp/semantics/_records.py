@@ -158,10 +158,14 @@ class ModuleRecords:
     # ------------------------------------------------------------------ after the launch
 
     def hand_back(self, globals: dict | None) -> None:
-        """Write every value global's final value into ``globals`` (when a dict was given)."""
+        """Write every scalar global's final value into ``globals`` (when a dict was given;
+        a global that never had a value is left out)."""
         if globals is None:
             return
         for name, c in self.cells.items():
+            shadow = c.buf.shadow if c.buf is not None else None
+            if not c.initialised and shadow is not None and shadow.w_hi < 0:
+                continue  # never given a value: nothing to hand back
             if c.owned and c.buf is not None and isinstance(c.type, ScalarType):
                 raw = c.buf.data.view(memory_dtype(c.type))
                 globals[name] = from_memory(c.type, raw)[0]
