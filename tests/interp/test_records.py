@@ -364,3 +364,30 @@ def test_a_view_global_is_the_supplied_array_with_its_extents_as_co_results() ->
             args=(2, np.zeros(2, np.int64)),
             globals={"grid": grid, "sq": np.zeros((2, 3), np.int64)},
         )
+
+
+def test_loom_run_takes_globals_and_prints_scalar_globals(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    text = kernel(
+        "global.variable @grid : view<[%r]xi64>\nglobal.variable @calls : index = 0\n",
+        "  %g, %r = global.load @grid : view<[%r]xi64>\n"
+        "  %x = view.load %g[%i] : view<[%r]xi64> -> i64\n"
+        "  view.store %x, %v[%i] : i64, view<[%n]xi64>\n"
+        "  %z = index.constant 0 : index\n  %first = index.cmp eq, %i, %z : index\n"
+        "  scf.if %first {\n    global.store %n, @calls : index\n  }",
+    )
+    path = tmp_path / "g.loom"
+    path.write_text(text)
+    np.save(tmp_path / "grid.npy", np.array([5, 6, 7], np.int64))
+    np.save(tmp_path / "out.npy", np.zeros(3, np.int64))
+    argv = [str(path), "--kernel", "k", "--workload", "3", "--arg", "n=3"]
+    argv += ["--arg", f"out={tmp_path / 'out.npy'}", "-o", str(tmp_path / "o")]
+    assert loom_run([*argv, "--global", f"grid={tmp_path / 'grid.npy'}"]) == 0
+    assert "global @calls = 3" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "out.npy"), [5, 6, 7])
+    assert (tmp_path / "o" / "grid.npy").exists()
+    assert loom_run([*argv, "--global", "calls=x", "--force"]) == 2
+    assert "--global calls: 'x' is not an index value" in capsys.readouterr().err
+    assert loom_run([*argv, "--config", "nope=1", "--force"]) == 2
+    assert "unknown config name '@nope'" in capsys.readouterr().err

@@ -20,7 +20,10 @@ def _get(ctx: Any, step: Any) -> Any:
     value = records.configs.get(name)
     if value is None:
         if name in records.config_types:
-            why = f"config @{name} is only declared: pass it with config={{'{name}': ...}}"
+            why = (
+                f"config @{name} is only declared: pass it with config={{'{name}': ...}} "
+                f"(loom-run: --config {name}=...)"
+            )
         else:
             why = f"the module has no config @{name}"
         raise ctx.error(step, "RUNTIME/032", why, None)

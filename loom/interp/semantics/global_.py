@@ -33,8 +33,8 @@ def _cell(ctx: Any, step: Any) -> Any:
             raise ctx.error(
                 step,
                 "RUNTIME/032",
-                f"global @{name} has no value: pass it with launch(..., globals={{'{name}': "
-                "...}})",
+                f"global @{name} has no value: pass it with globals={{'{name}': ...}} "
+                f"(loom-run: --global {name}=...)",
                 None,
             )
         raise ctx.error(
