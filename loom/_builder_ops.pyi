@@ -520,26 +520,116 @@ class TestBuilder(DialectBuilder):
         """A synthetic target record for toolchain tests; kernels name it with target(@...)."""
     def use(self, *, values: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """A sink that keeps its operands alive; it does nothing at run time."""
+    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A constant for tests: a scalar, or every element of a shaped result."""
+    def func(self, *, visibility: Any = None, cc: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
+        """A function-like op for toolchain tests; its body ends in test.yield."""
+    def yield_(self, *, values: Sequence[Value] | None = None, location_id: int | None = None) -> None:
+        """Ends a test.func body, passing on values."""
+    def record(self, *, symbol: Any, location_id: int | None = None) -> None:
+        """A named record with no contents, for symbol-reference tests."""
+    def template_param_symbol(self, *, target: Any, location_id: int | None = None) -> None:
+        """A test op whose template parameter is a symbol reference."""
+    def template_param_symbol_flags(self, *, target: Any, flags: Any = None, location_id: int | None = None) -> None:
+        """A test op whose template parameters are a symbol reference and optional flags."""
+    def fact_range_lo(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The lower bound of the operand's range (observed: the value)."""
+    def fact_range_hi(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The upper bound of the operand's range (observed: the value)."""
+    def fact_all_equal_range_lo(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The lower bound of the range every element shares."""
+    def fact_all_equal_range_hi(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The upper bound of the range every element shares."""
+    def fact_divisor(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A known divisor of the operand (observed: its magnitude)."""
+    def fact_buffer_memory_space(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The memory space ordinal of a buffer (-1 unknown)."""
+    def fact_view_memory_space(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The memory space ordinal of a view's root (-1 unknown)."""
+    def fact_view_byte_offset_lo(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The lower bound of the view's byte offset in its root."""
+    def fact_view_byte_offset_hi(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The upper bound of the view's byte offset in its root."""
+    def fact_view_byte_length_lo(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The lower bound of the view's footprint in bytes."""
+    def fact_view_byte_length_hi(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The upper bound of the view's footprint in bytes."""
+    def fact_view_min_alignment(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The provable byte alignment of the view's first element."""
+    def fact_buffer_min_alignment(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The provable byte alignment of a buffer root."""
+    def fact_view_root_min_alignment(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The provable byte alignment of a view's root."""
+    def fact_view_element_bytes(self, *, value: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The element size of a view in bytes (-1 unknown)."""
+    def fact_non_negative(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably non-negative."""
+    def fact_non_zero(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably non-zero."""
+    def fact_positive(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably positive."""
+    def fact_power_of_two(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably a power of two."""
+    def fact_finite(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably finite (not NaN or infinite)."""
+    def fact_not_subnormal(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is provably not a subnormal float."""
+    def fact_subgroup_uniform(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is the same in a subgroup."""
+    def fact_workgroup_uniform(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is the same in a workgroup."""
+    def fact_lane_varying(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand may differ between lanes."""
+    def fact_is_buffer_reference(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is known to be a buffer reference."""
+    def fact_is_view_reference(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand is known to be a view reference."""
+    def fact_alias_scope_known(self, *, value: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the operand's alias scope is known."""
+    def fact_view_root_matches(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether the view's root is the buffer."""
+    def fact_alias_scope_matches(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Whether two buffers share an alias scope."""
 
-class EncodingBuilder(DialectBuilder):
-    def layout_dense(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """The dense row-major address layout (last axis contiguous), as a value views can carry."""
-    def layout_strided(self, *, strides: Sequence[Value] | None = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """A strided address layout: one element stride per axis, in axis order (static or index operands); element i is at sum(i[d] * stride[d]) elements from the view's base."""
-    def define(self, *, params: Sequence[Value] | None = None, spec: Any, param_names: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """An encoding value from a static spec and named dynamic parameters (one namespace: a name is either static or dynamic)."""
-    def isa(self, *, enc: Value, category: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """True when the encoding belongs to a category ("quantized"...) or, with a spec, is exactly that static encoding."""
-    def layout_assume_dense(self, *, layout: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """The same layout value, promised to be dense row-major (a false promise is undefined)."""
-    def layout_assume_strided(self, *, layout: Value, rank: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """The same layout value, promised to be strided of the given rank (strides unknown, non-negative)."""
-    def assume_spec(self, *, enc: Value, spec: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """The same encoding value, promised to be exactly the static spec."""
-    def matches(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """True when the schema's summary has every stated field (element_format, payload_packing, affine; omitted fields match anything)."""
-    def assume_match(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """The same schema value, promised to have the stated summary fields."""
+class GlobalBuilder(DialectBuilder):
+    def constant(self, *, symbol: Any, results: Any, predicates: Any = None, initializer: Any = None, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
+        """A module-level value that only initializers write; a launch reads it (or supplies it)."""
+    def variable(self, *, symbol: Any, results: Any, predicates: Any = None, initializer: Any = None, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
+        """A module-level value a launch may read and write; its initializer is the starting value."""
+    def def_(self, *, symbol: Any, contents: Any, alignment: Any = None, location_id: int | None = None) -> None:
+        """A named read-only byte table (compiler tables such as sanitizer sites); loads give a constant-space buffer."""
+    def load(self, *, global_: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Reads a global's current value; further results are the extents (and layout) its type names, in order of first use."""
+    def store(self, *, value: Value, global_: Any, location_id: int | None = None) -> None:
+        """Replaces a global's value."""
+    def decl(self, *, symbol: Any, location_id: int | None = None) -> None:
+        """A read-only byte table supplied at link time (a launch passes it in ``globals``)."""
+    def rodata(self, *, symbol: Any, contents: Any, alignment: Any = None, location_id: int | None = None) -> None:
+        """The older spelling of global.rodata.def (alignment written after the payload)."""
+
+class ConfigBuilder(DialectBuilder):
+    def decl(self, *, symbol: Any, results: Any, predicates: Any = None, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
+        """A required compile-time value without a default; a launch must supply it by name."""
+    def def_(self, *, symbol: Any, value: Any, results: Any, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
+        """A compile-time value with its default; a launch may override it by name."""
+    def get(self, *, config: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Reads a config value (the launch's override, else the config.def default)."""
+
+class SanitizerBuilder(DialectBuilder):
+    def assert_access(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, static_extents: Any = None, location_id: int | None = None) -> None:
+        """Asserts that the box from the index (static_extents elements per dimension, default one) lies inside the view."""
+    def value(self, *, values: Sequence[Value] | None = None, predicates: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Asserts the predicates on its values and returns them unchanged."""
+    def op(self, *, values: Sequence[Value] | None = None, predicates: Any, location_id: int | None = None) -> None:
+        """Asserts an operation's contract on its operands (a non-zero divisor, a shift in range)."""
+    def layout(self, *, view: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Asserts that the view has the refined type's static extents and returns it."""
+    def race_access(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, atomic: Any = None, ordering: Any = None, scope: Any = None, location_id: int | None = None) -> None:
+        """Tells the race detector about the element access that follows."""
+    def sync(self, *, memory_space: Any, ordering: Any, scope: Any, location_id: int | None = None) -> None:
+        """Tells the race detector about a synchronisation of one memory space."""
+    def accesses(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, static_extents: Any, static_strides: Any, static_count: Any, location_id: int | None = None) -> None:
+        """Asserts static_count boxes inside the view: box k starts at the index plus k times static_strides."""
 
 
 class DialectNamespaces:
@@ -556,4 +646,6 @@ class DialectNamespaces:
     cfg: CfgBuilder
     check: CheckBuilder
     test: TestBuilder
-    encoding: EncodingBuilder
+    global_: GlobalBuilder
+    config: ConfigBuilder
+    sanitizer: SanitizerBuilder

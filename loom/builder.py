@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from loom.diagnostics import count_of
 from loom.dsl import ArgSource, AttrKind, Branch, NoReturn, OpDef, RegionDef, python_name
 from loom.errors import LoomBuilderError
-from loom.format.elements import FormatElement, walk
+from loom.format.elements import CoResultType, FormatElement, walk
 from loom.ir import (
     DYNAMIC_INDEX,
     Block,
@@ -55,6 +55,7 @@ class _OpPlan:
         "fixed_results",
         "returns",
         "symbol_attr",
+        "co_results",
     )
 
     def __init__(self, decl: OpDef) -> None:
@@ -93,6 +94,7 @@ class _OpPlan:
         self.region_names = [(python_name(r.name), r.name) for r in decl.regions]
         self.spelled = [e for e in walk(decl.format) if type(e).build_problem is not _NO_PROBLEM]
         """Format elements that refuse some field combinations (a table's row shape)."""
+        self.co_results = [e for e in walk(decl.format) if isinstance(e, CoResultType)]
 
 
 _NO_PROBLEM = FormatElement.build_problem
@@ -290,6 +292,10 @@ class LoomBuilder(_Namespaces):
         result_groups = _group_types(decl, result_types, fail)
         names = self._result_names(kw, len(result_types), fail)
 
+        for e in plan.co_results:
+            problem = e.result_problem(result_types)
+            if problem is not None:
+                raise fail(problem)
         violations = check_field_types(decl, groups, result_groups)
         if violations:
             raise fail(violations[0].message)
@@ -321,6 +327,8 @@ class LoomBuilder(_Namespaces):
             attrs[SEGMENTS_ATTR] = segments
         made_regions = tuple(r.materialize(self) for r in regions if r is not None)
         results = tuple(self.module.add_value(t, n) for t, n in zip(result_types, names))
+        for e in plan.co_results:
+            e.rebind(results)
         op = Operation(op_name, operands, results, attrs or EMPTY_ATTRS, made_regions, location_id)
         if plan.symbol_attr:
             body = self.module.body

@@ -292,6 +292,8 @@ class SymbolUse(Trait):
 
     attr: str
     kinds: tuple[str, ...]
+    what: str | None = None
+    """How diagnostics name the expected kinds (default: the kinds joined by "or")."""
 
 
 @dataclass(frozen=True)
@@ -438,9 +440,12 @@ AlignedRefs = _elements.AlignedRefs
 TypeOf = _elements.TypeOf
 TypesOf = _elements.TypesOf
 ResultTypeList = _elements.ResultTypeList
+LocalType = _elements.LocalType
+CoResultType = _elements.CoResultType
 Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam
+TemplateParamFlags = _elements.TemplateParamFlags
 Flags = _elements.Flags
 TemplateFlags = _elements.TemplateFlags
 Kw = _elements.Kw

@@ -8,6 +8,7 @@ printed or written anyway.
 from __future__ import annotations
 
 import difflib
+import keyword
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
@@ -122,8 +123,9 @@ BUILDER_MEMBERS = frozenset(
 
 
 def namespace_attr(dialect: str) -> str:
-    """The LoomBuilder attribute holding ``dialect``'s methods (``kernel``, ``module_``...)."""
-    return dialect + "_" if dialect in BUILDER_MEMBERS else dialect
+    """The LoomBuilder attribute holding ``dialect``'s methods (``kernel``, ``module_``,
+    ``global_``...)."""
+    return dialect + "_" if dialect in BUILDER_MEMBERS or keyword.iskeyword(dialect) else dialect
 
 
 def _builder_names(defs: Iterable[OpDef]) -> dict[str, str]:

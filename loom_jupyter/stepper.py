@@ -64,10 +64,20 @@ class StepperModel:
         ops: Ops = None,
         dtypes: Mapping[str, Any] | None = None,
         max_steps: int | None = None,
+        globals: dict | None = None,
+        config: dict | None = None,
     ) -> None:
         from loom.interp import Stepper
 
-        self.stepper = Stepper(module, kernel, workload=workload, args=args, max_steps=max_steps)
+        self.stepper = Stepper(
+            module,
+            kernel,
+            workload=workload,
+            args=args,
+            max_steps=max_steps,
+            globals=globals,
+            config=config,
+        )
         self.module = module
         printer = Printer(ops)
         self.text = printer.print_module(module)
@@ -244,6 +254,8 @@ class StepperWidget:
         ops: Ops = None,
         dtypes: Mapping[str, Any] | None = None,
         max_steps: int | None = None,
+        globals: dict | None = None,
+        config: dict | None = None,
     ) -> None:
         self.model = StepperModel(
             module,
@@ -253,6 +265,8 @@ class StepperWidget:
             ops=ops,
             dtypes=dtypes,
             max_steps=max_steps,
+            globals=globals,
+            config=config,
         )
         self._view: Any = None
         self._syncing = False

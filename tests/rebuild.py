@@ -36,7 +36,12 @@ class Rebuilder:
         self.map: dict[int, Value] = {}
 
     def value(self, v: Value) -> Value:
-        return self.map[id(v)]
+        got = self.map.get(id(v))
+        if got is None:
+            # a result type naming its own op's later results (global.load co-results): any
+            # stand-in value, which the builder rebinds to the new results
+            got = self.map[id(v)] = self.b.value(None, self.type(v.type))
+        return got
 
     def type(self, t: Type) -> Type:
         if isinstance(t, ShapedType):
@@ -93,6 +98,8 @@ class Rebuilder:
                 kw[key] = vals
             elif vals:
                 kw[key] = vals[0]
+        # entry arguments first: attributes may name them (a declaration's local names)
+        entry_args = [[self.new_value(a) for a in r.blocks[0].args] for r in op.regions]
         hidden = set(index_lists.values()) | {SEGMENTS_ATTR}
         for a in decl.attrs:
             if a.name in op.attributes and a.name not in hidden:
@@ -101,10 +108,9 @@ class Rebuilder:
             kw["results"] = [self.type(v.type) for v in op.results]
             kw["names"] = [v.name if v.name and not v.name.isdigit() else None for v in op.results]
         _ = result_groups(op, decl)
-        for k, region in enumerate(op.regions):
+        for k, (region, new_args) in enumerate(zip(op.regions, entry_args)):
             rd = decl.region_def_at(k)
             entry = region.blocks[0]
-            new_args = [self.new_value(a) for a in entry.args]
             new_region = self.b.region()
             if rd.arg_source == ArgSource.VALUES:
                 kw[rd.arg_keyword] = new_args

@@ -17,7 +17,7 @@ from loom.ir import (
     Predicate,
     view_type,
 )
-from loom.registry import OpRegistry, default_registry
+from loom.registry import OpRegistry, default_registry, namespace_attr
 
 
 def _kernel_body():
@@ -77,7 +77,7 @@ def test_every_declared_op_has_a_builder_method() -> None:
     _, b = module_builder()
     reg = default_registry()
     for d in reg:
-        method = getattr(getattr(b, d.dialect), reg.builder_name(d))
+        method = getattr(getattr(b, namespace_attr(d.dialect)), reg.builder_name(d))
         assert method.op_def is d
         params = inspect.signature(method).parameters.values()
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)

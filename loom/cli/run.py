@@ -83,6 +83,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="a launch argument (once each, any order)",
     )
     launch.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a config value (config.decl / config.def symbol, with or without @)",
+    )
+    launch.add_argument(
+        "--global",
+        dest="globals",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy|VALUE",
+        help="the starting value of a global (a .npy file is written back like a buffer)",
+    )
+    launch.add_argument(
         "--reinterpret",
         action="store_true",
         help="use a .npy file's bytes even when its dtype or shape does not match the views",
@@ -156,6 +171,9 @@ class Job:
     args: list[Any]
     buffers: dict[str, np.ndarray] = field(default_factory=dict)
     targets: dict[str, Path] = field(default_factory=dict)
+    globals: dict[str, Any] = field(default_factory=dict)
+    """Starting values of globals by name; after the launch, every scalar global's value."""
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -182,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_steps=ns.max_steps,
             progress=_progress_bar(sys.stderr) if show else None,
             trace=ns.plot is not None,
+            globals=job.globals,
+            config=job.config,
         )
     except LoomError as e:
         _report(e)
@@ -201,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as e:
         _err(f"loom-run: error: {e}")
         return EXIT_USAGE
+    for name, value in job.globals.items():
+        if not isinstance(value, np.ndarray):
+            print(f"global @{name} = {value}")
     print(
         f"ran @{result.kernel}: grid {result.grid}, workgroup {result.workgroup}, "
         f"{result.workitems} workitems, {result.ops_executed} ops in "
@@ -253,6 +276,7 @@ def prepare(ns: argparse.Namespace) -> Job:
             check_array(p.display_name, path, arr, uses.get(p.id, []))
         job.args[i] = arr
         job.buffers[p.display_name] = arr
+    _records(module, ns, job)
     names = list(job.buffers)
     targets = output_targets(Path(ns.output), names, ns.force)
     job.targets = dict(zip(names, targets))
@@ -262,6 +286,46 @@ def prepare(ns: argparse.Namespace) -> Job:
         except OSError as e:
             raise _Usage(f"cannot create {ns.output}: {e.strerror or e}") from None
     return job
+
+
+def _records(module: Module, ns: argparse.Namespace, job: Job) -> None:
+    """Bind ``--config`` and ``--global`` values by the types the module declares."""
+    from loom.interp.semantics._records import ModuleRecords
+
+    try:
+        known = ModuleRecords(module)
+    except LoomError as e:
+        raise _Usage(str(e)) from None
+    for item, into, what in (
+        (ns.config, job.config, "config"),
+        (ns.globals, job.globals, "global"),
+    ):
+        for text in item:
+            name, sep, raw = text.partition("=")
+            name = name.strip().removeprefix("@")
+            if not sep or not name:
+                raise _Usage(f"--{what} {text!r}: expected NAME=VALUE")
+            if name in into:
+                raise _Usage(f"--{what} names @{name} twice")
+            t = known.config_types.get(name) if what == "config" else None
+            if what == "global":
+                cell = known.cells.get(name)
+                t = cell.type if cell is not None else None
+            if raw.endswith(".npy") and what == "global":
+                arr = load_npy(raw, ns.max_input_size)
+                into[name] = arr
+                job.buffers[name] = arr
+            elif isinstance(t, ScalarType):
+                try:
+                    into[name] = parse_scalar(raw.strip(), t)
+                except RunInputError as e:
+                    raise _Usage(f"--{what} {name}: {e}") from None
+            else:
+                into[name] = raw  # unknown names: the launch reports them with the known ones
+    try:
+        ModuleRecords(module, job.globals, job.config)
+    except LoomError as e:
+        raise _Usage(str(e)) from None
 
 
 def load_module(path: str, limit: int) -> Module:

@@ -16,6 +16,9 @@ from loom.dialects import (
     vector,
     view,
 )
+from loom.dialects import config as config_dialect
+from loom.dialects import global_ as global_dialect
+from loom.dialects import sanitizer as sanitizer_dialect
 from loom.dsl import OpDef
 
 ALL_OPS: tuple[OpDef, ...] = (
@@ -32,5 +35,8 @@ ALL_OPS: tuple[OpDef, ...] = (
     *test.OPS,
     *vector.OPS,
     *encoding.OPS,
+    *global_dialect.OPS,
+    *config_dialect.OPS,
+    *sanitizer_dialect.OPS,
 )
 """Every declared op, in registry order (dialect by dialect)."""

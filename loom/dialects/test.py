@@ -1,22 +1,50 @@
 """test: harness ops the corpora use as sinks and stand-in target records."""
 
+from typing import Any
+
+from loom.dialects.config import literal_mismatch
 from loom.dialects.target import TARGET_GENERIC
 from loom.dsl import (
     ANY,
+    BUFFER_T,
+    I1_T,
+    SCALAR,
+    VIEW,
+    ArgSource,
+    Attr,
     AttrDef,
     AttrDict,
     AttrKind,
+    BlockArgs,
     EnumDef,
     Example,
+    FlagSetDef,
+    IsolatedFromAbove,
     Kw,
     Operand,
+    OptionalGroup,
+    PredicateList,
+    Pure,
+    Ref,
     Refs,
+    RegionDef,
+    RegionRef,
+    Result,
+    ResultTypeList,
     Symbol,
     SymbolRef,
+    SymbolUse,
     TemplateParam,
+    TemplateParamFlags,
+    Terminator,
+    TypeConstraint,
+    TypeOf,
     TypesOf,
+    Uniformity,
+    Violation,
     op,
 )
+from loom.ir import ScalarType, ShapedType, TypeKind
 
 TEST_TARGET = op(
     "test.target",
@@ -44,4 +72,259 @@ USE = op(
     examples=[Example("test.use %a, %x : i32, f32", "%a: i32, %x: f32")],
 )
 
-OPS = (TEST_TARGET, USE)
+
+# ------------------------------------------------------------------ functions, constants, records
+
+
+def _verify_constant(op: Any, ctx: Any) -> list[Violation]:
+    if not op.results or "value" not in op.attributes:
+        return []
+    t = op.results[0].type
+    elem = t.element_type if isinstance(t, ShapedType) else t
+    why = literal_mismatch(elem, op.attributes["value"])
+    return [] if why is None else [Violation("TYPE/005", f"value: {why}", "value")]
+
+
+CONSTANT = op(
+    "test.constant",
+    "A constant for tests: a scalar, or every element of a shaped result.",
+    attrs=[AttrDef("value", AttrKind.NUMBER)],
+    results=[Result("result", ANY)],
+    traits=[Pure()],
+    format=[Attr("value"), Kw(":"), TypeOf("result")],
+    builder="constant",
+    examples=[Example("%c = test.constant 42 : i32")],
+    verifier=_verify_constant,
+)
+
+FUNC = op(
+    "test.func",
+    "A function-like op for toolchain tests; its body ends in test.yield.",
+    attrs=[
+        AttrDef(
+            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
+        ),
+        AttrDef(
+            "cc",
+            AttrKind.ENUM,
+            optional=True,
+            enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
+        ),
+        AttrDef("callee", AttrKind.SYMBOL),
+        AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
+        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+    ],
+    regions=[
+        RegionDef(
+            "body",
+            terminator="test.yield",
+            arg_source=ArgSource.VALUES,
+            arg_keyword="args",
+            yields="result_types",
+        )
+    ],
+    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    format=[
+        OptionalGroup("visibility", Attr("visibility")),
+        OptionalGroup("cc", Attr("cc")),
+        SymbolRef("callee"),
+        BlockArgs("body"),
+        OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
+        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        RegionRef("body"),
+    ],
+    builder="func",
+    examples=[
+        Example("test.func @identity(%x: f32) -> (f32) {\n  test.yield %x : f32\n}", top_level=True)
+    ],
+)
+
+YIELD = op(
+    "test.yield",
+    "Ends a test.func body, passing on values.",
+    operands=[Operand("values", ANY, variadic=True)],
+    traits=[Terminator(values="values")],
+    format=[Refs("values"), OptionalGroup("values", Kw(":"), TypesOf("values"))],
+    builder="yield_",
+    examples=[
+        Example(
+            "test.func @pair(%a: i32, %b: f32) -> (i32, f32) {\n  test.yield %a, %b : i32, f32\n}",
+            top_level=True,
+        )
+    ],
+)
+
+RECORD = op(
+    "test.record",
+    "A named record with no contents, for symbol-reference tests.",
+    attrs=[AttrDef("symbol", AttrKind.SYMBOL)],
+    traits=[Symbol("symbol", kind="record")],
+    format=[SymbolRef("symbol"), AttrDict()],
+    builder="record",
+    examples=[Example("test.record @tables", top_level=True)],
+)
+
+TEMPLATE_SYMBOL = op(
+    "test.template_param_symbol",
+    "A test op whose template parameter is a symbol reference.",
+    attrs=[AttrDef("target", AttrKind.SYMBOL)],
+    traits=[SymbolUse("target", ("record",))],
+    format=[TemplateParam("target")],
+    builder="template_param_symbol",
+    examples=[
+        Example(
+            "test.record @t\n\ntest.func @f() {\n  test.template_param_symbol<@t>\n  test.yield\n}",
+            top_level=True,
+        )
+    ],
+)
+
+TEMPLATE_SYMBOL_FLAGS = op(
+    "test.template_param_symbol_flags",
+    "A test op whose template parameters are a symbol reference and optional flags.",
+    attrs=[
+        AttrDef("target", AttrKind.SYMBOL),
+        AttrDef(
+            "flags",
+            AttrKind.FLAGS,
+            flags=FlagSetDef("template_flags", ("debug", "trace")),
+            optional=True,
+        ),
+    ],
+    traits=[SymbolUse("target", ("record",))],
+    format=[TemplateParamFlags("target", "flags")],
+    builder="template_param_symbol_flags",
+    examples=[
+        Example(
+            "test.record @t\n\ntest.func @f() {\n"
+            "  test.template_param_symbol_flags<@t, debug|trace>\n  test.yield\n}",
+            top_level=True,
+        )
+    ],
+)
+
+# ------------------------------------------------------------------ fact probes
+# Each probe reports what is known about its operand: the compiler's facts engine folds it to a
+# constant; the interpreter reports what it observes (see loom.interp.semantics.test).
+
+_VALUE_OR_BUFFER = TypeConstraint(
+    "a scalar, buffer or view",
+    lambda t: t.kind in (TypeKind.SCALAR, TypeKind.BUFFER, TypeKind.VIEW),
+)
+_INT_RESULT = TypeConstraint(
+    "an integer type", lambda t: isinstance(t, ScalarType) and t.is_integer
+)
+
+_INT_PROBES = (
+    ("range_lo", SCALAR, "The lower bound of the operand's range (observed: the value)."),
+    ("range_hi", SCALAR, "The upper bound of the operand's range (observed: the value)."),
+    ("all_equal_range_lo", SCALAR, "The lower bound of the range every element shares."),
+    ("all_equal_range_hi", SCALAR, "The upper bound of the range every element shares."),
+    ("divisor", SCALAR, "A known divisor of the operand (observed: its magnitude)."),
+    ("buffer_memory_space", BUFFER_T, "The memory space ordinal of a buffer (-1 unknown)."),
+    ("view_memory_space", VIEW, "The memory space ordinal of a view's root (-1 unknown)."),
+    ("view_byte_offset_lo", VIEW, "The lower bound of the view's byte offset in its root."),
+    ("view_byte_offset_hi", VIEW, "The upper bound of the view's byte offset in its root."),
+    ("view_byte_length_lo", VIEW, "The lower bound of the view's footprint in bytes."),
+    ("view_byte_length_hi", VIEW, "The upper bound of the view's footprint in bytes."),
+    ("view_min_alignment", VIEW, "The provable byte alignment of the view's first element."),
+    ("buffer_min_alignment", BUFFER_T, "The provable byte alignment of a buffer root."),
+    ("view_root_min_alignment", VIEW, "The provable byte alignment of a view's root."),
+    ("view_element_bytes", VIEW, "The element size of a view in bytes (-1 unknown)."),
+)
+_BOOL_PROBES = (
+    ("non_negative", SCALAR, "Whether the operand is provably non-negative."),
+    ("non_zero", SCALAR, "Whether the operand is provably non-zero."),
+    ("positive", SCALAR, "Whether the operand is provably positive."),
+    ("power_of_two", SCALAR, "Whether the operand is provably a power of two."),
+    ("finite", SCALAR, "Whether the operand is provably finite (not NaN or infinite)."),
+    ("not_subnormal", SCALAR, "Whether the operand is provably not a subnormal float."),
+    ("subgroup_uniform", _VALUE_OR_BUFFER, "Whether the operand is the same in a subgroup."),
+    ("workgroup_uniform", _VALUE_OR_BUFFER, "Whether the operand is the same in a workgroup."),
+    ("lane_varying", _VALUE_OR_BUFFER, "Whether the operand may differ between lanes."),
+    ("is_buffer_reference", ANY, "Whether the operand is known to be a buffer reference."),
+    ("is_view_reference", ANY, "Whether the operand is known to be a view reference."),
+    ("alias_scope_known", ANY, "Whether the operand's alias scope is known."),
+)
+
+
+_UNIFORMITY = {
+    # observed across the scope's workitems (a collective): results agree within that scope
+    "subgroup_uniform": (Uniformity("subgroup"),),
+    "lane_varying": (Uniformity("subgroup"),),
+    "workgroup_uniform": (Uniformity("uniform"),),
+}
+
+
+def _probe(name: str, constraint: TypeConstraint, doc: str, result: TypeConstraint) -> Any:
+    r = "i64" if result is _INT_RESULT else "i1"
+    arg = {SCALAR: "%x: index", BUFFER_T: "%b: buffer", VIEW: "%v: view<4xf32>"}.get(
+        constraint, "%x: index"
+    )
+    ref, t = arg.split(": ")
+    return op(
+        f"test.fact_{name}",
+        doc,
+        operands=[Operand("value", constraint)],
+        results=[Result("result", result)],
+        traits=[Pure(), *_UNIFORMITY.get(name, ())],
+        format=[Ref("value"), Kw(":"), TypeOf("value"), Kw("->"), TypeOf("result")],
+        builder=f"fact_{name}",
+        examples=[Example(f"%r = test.fact_{name} {ref} : {t} -> {r}", arg)],
+    )
+
+
+def _pair_probe(name: str, lhs: TypeConstraint, rhs: TypeConstraint, doc: str, args: str) -> Any:
+    (a, ta), (b, tb) = (x.split(": ") for x in args.split(", "))
+    return op(
+        f"test.fact_{name}",
+        doc,
+        operands=[Operand("lhs", lhs), Operand("rhs", rhs)],
+        results=[Result("result", I1_T)],
+        traits=[Pure()],
+        format=[
+            Ref("lhs"),
+            Kw(","),
+            Ref("rhs"),
+            Kw(":"),
+            TypeOf("lhs"),
+            Kw(","),
+            TypeOf("rhs"),
+            Kw("->"),
+            TypeOf("result"),
+        ],
+        builder=f"fact_{name}",
+        examples=[Example(f"%r = test.fact_{name} {a}, {b} : {ta}, {tb} -> i1", args)],
+    )
+
+
+FACT_PROBES = (
+    *(_probe(n, c, d, _INT_RESULT) for n, c, d in _INT_PROBES),
+    *(_probe(n, c, d, I1_T) for n, c, d in _BOOL_PROBES),
+    _pair_probe(
+        "view_root_matches",
+        VIEW,
+        BUFFER_T,
+        "Whether the view's root is the buffer.",
+        "%v: view<4xf32>, %b: buffer",
+    ),
+    _pair_probe(
+        "alias_scope_matches",
+        BUFFER_T,
+        BUFFER_T,
+        "Whether two buffers share an alias scope.",
+        "%a: buffer, %b: buffer",
+    ),
+)
+
+OPS = (
+    TEST_TARGET,
+    USE,
+    CONSTANT,
+    FUNC,
+    YIELD,
+    RECORD,
+    TEMPLATE_SYMBOL,
+    TEMPLATE_SYMBOL_FLAGS,
+    *FACT_PROBES,
+)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from loom.ir import DYNAMIC_INDEX, Block, Region, Value
+from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -671,6 +671,199 @@ class ResultTypeList(FormatElement):
             g.token(expr=text)
 
 
+def _named_values(t: Any) -> list[Value]:
+    """The values a type names (dynamic extents, then an SSA layout), first use first, once."""
+    out: list[Value] = []
+    for d in getattr(t, "dims", ()):
+        v = getattr(d, "value", None)
+        if v is not None and all(v is not w for w in out):
+            out.append(v)
+    enc = getattr(t, "encoding", None)
+    if isinstance(enc, Value) and all(enc is not w for w in out):
+        out.append(enc)
+    return out
+
+
+_LOCAL_NAME = r"%[A-Za-z0-9_$-]+"
+
+
+@dataclass(frozen=True)
+class LocalType(FormatElement):
+    """A declared type (the one entry of type-array attribute ``field``) whose ``%names`` are
+    local to the declaration: ``tile<[%m]x[%m]xf32>``. Each name is an entry argument of region
+    ``region`` (an ``index`` for an extent), created when the type is read; ``%value: T`` names
+    the declared value itself (the region's last argument) for the predicates that follow."""
+
+    field: str
+    region: str
+    role: ClassVar[str] = "type"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+
+    def print_text(self, c: Ctx) -> None:
+        types = c.op.attributes.get(self.field) or ()
+        if len(types) != 1:
+            raise c.error(f"'{c.decl.name}' needs exactly one type in '{self.field}'")
+        t = types[0]
+        args = c.region_args(self.region)
+        named = _named_values(t)
+        if args and all(args[-1] is not v for v in named):
+            c.tokens.append(c.name(args[-1]) + ":")
+        c.tokens.append(c.type(t))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        import re
+
+        field, region = self.field, self.region
+        names_in = re.compile(_LOCAL_NAME).findall
+        index_type = INDEX
+
+        def local_type(p: Any, s: Any) -> None:
+            toks = p.toks
+            i = p.i
+            own = None
+            if i + 1 < len(toks) and toks[i][0] == "%" and toks[i + 1] == ":":
+                own = (toks[i], i)
+                p.i = i + 2
+            i = p.i
+            tok = p.peek() or ""
+            if own is None and "%" not in tok:
+                s.attrs[field] = (p.parse_type(),)  # no local names: no region either
+                return
+            scope = s.scope(region, p)
+            args = s.rargs[region]
+            layout = tok.rsplit(",", 1)[1].strip()[:-1] if "," in tok else ""
+            for name in names_in(tok):
+                if name in scope.names:
+                    continue
+                if name == layout:
+                    raise p.error(
+                        "PARSE/004",
+                        f"a declaration-local layout or encoding name ('{name}') needs an "
+                        "encoding type, which this workbench does not model yet",
+                        i,
+                    )
+                args.append(p.define(scope, name, index_type, i))
+            floor = p.push_scope(scope, False)
+            try:
+                t = p.parse_type()
+                if own is not None:
+                    args.append(p.define(scope, own[0], t, own[1]))
+            finally:
+                p.pop_scope(floor)
+            s.attrs[field] = (t,)
+
+        return [local_type]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        args = g.region_args(self.region)
+        t, own = g.tmp(), g.tmp()
+        g.flush()
+        g.emit(f"{t} = a.get({self.field!r}) or ()")
+        g.emit(f"if len({t}) != 1:")
+        g.emit("    raise Fallback")
+        g.emit(f"{t} = {t}[0]")
+        g.emit(f"{own} = {args}[-1] if {args} else None")
+        g.emit(
+            f"if {own} is not None and (getattr({t}, 'encoding', None) is {own} or any("
+            f"getattr(d, 'value', None) is {own} for d in getattr({t}, 'dims', ()))):"
+        )
+        g.emit(f"    {own} = None")
+        g.branch(f"{own} is not None", lambda: g.token(expr=f"_name({own}) + ':'"))
+        g.token(expr=f"tt({t})")
+
+
+@dataclass(frozen=True)
+class CoResultType(FormatElement):
+    """The type of the first value of variadic result field ``field``, which names the other
+    results (its *co-results*): ``%t, %m = global.load @w : view<[%m]xf32>``. The results are
+    made while the type is read, so the type can refer to them."""
+
+    field: str
+    role: ClassVar[str] = "type"
+
+    def print_text(self, c: Ctx) -> None:
+        vals = c.values(self.field)
+        if not vals:
+            raise c.error(f"'{c.decl.name}' needs at least one result")
+        c.tokens.append(c.type(vals[0].type))
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        field, index_type = self.field, INDEX
+
+        def co_result_type(p: Any, s: Any) -> None:
+            toks = p.toks
+            eq = toks.index("=") if "=" in toks[: p.i] else -1
+            lhs = [t for t in toks[:eq] if t[0] == "%"] if eq > 0 else []
+            scope = p.scopes[-1]
+            i = p.i
+            if not lhs:
+                raise p.expected("result names ('%value, %dims = ...')")
+            first = p.new_value(scope, lhs[0], None, 0, False)
+            rest = [
+                p.new_value(scope, n, index_type, 2 * (k + 1), False) for k, n in enumerate(lhs[1:])
+            ]
+            p.i = i
+            t = p.parse_type()
+            first.type = t
+            s.rtypes[field] = (t, *(v.type for v in rest))
+            s.made = (first, *rest)
+
+        return [co_result_type]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.type_start()
+
+    def print_code(self, g: Ctx) -> None:
+        seq = g.seq((self.field,))
+        var = g.tmp()
+        g.flush()
+        g.emit(f"{var} = {seq}")
+        g.emit(f"if not {var}:")
+        g.emit("    raise Fallback")
+        g.token(expr=f"tt({var}[0].type)")
+
+    def result_problem(self, types: list[Any]) -> str | None:
+        """Builders: why result types ``types`` cannot be spelled (None when they can): the
+        first type names each further result once, in order; extents are ``index``."""
+        if not types:
+            return "needs at least one result (the loaded value)"
+        named = _named_values(types[0])
+        if len(types) != 1 + len(named):
+            return (
+                f"takes {1 + len(named)} results: the value and one per name its type "
+                f"{types[0]} uses, got {len(types)}"
+            )
+        for k, (v, t) in enumerate(zip(named, types[1:]), 1):
+            if v is not getattr(types[0], "encoding", None) and t != INDEX:
+                return f"result {k} is an extent of the loaded type and must be index, not {t}"
+        return None
+
+    def rebind(self, results: tuple[Value, ...]) -> None:
+        """Builders: the names in the first result's type (any stand-in values, in order of
+        first use) become the op's further results."""
+        if not results:
+            return
+        t = results[0].type
+        named = _named_values(t)
+        if not named:
+            return
+        swap = {id(a): b for a, b in zip(named, results[1:])}
+        dims = getattr(t, "dims", ())
+        new_dims = [
+            type(d)(swap.get(id(d.value), d.value)) if getattr(d, "value", None) is not None else d
+            for d in dims
+        ]
+        enc = t.encoding
+        if isinstance(enc, Value):
+            enc = swap.get(id(enc), enc)
+        results[0].type = type(t)(t.kind, t.element_type, new_dims, enc)
+
+
 # --------------------------------------------------------------------------- attributes
 
 
@@ -749,6 +942,52 @@ class TemplateParam(Attr):
     """``<value>`` of an attribute, glued to the op name."""
 
     template: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class TemplateParamFlags(FormatElement):
+    """``<value, a|b>`` glued to the op name: attribute ``field`` then, when present, flags
+    attribute ``flags``."""
+
+    field: str
+    flags: str
+    role: ClassVar[str] = "attribute"
+
+    def attrs_written(self) -> Iterator[str]:
+        yield self.field
+        yield self.flags
+
+    def print_text(self, c: Ctx) -> None:
+        text = c.attr_text(self.field)
+        flags = c.op.attributes.get(self.flags)
+        c.tokens += (c.GLUE, f"<{text}, {flags}>" if flags else f"<{text}>")
+
+    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
+        a, f = pc.decl.attr(self.field), pc.decl.attr(self.flags)
+        if a is None or f is None:
+            raise ValueError(f"'{pc.decl.name}' TemplateParamFlags names unknown attributes")
+        value = pc.attr_value
+
+        def template_flags(p: Any, s: Any) -> None:
+            p.expect("<")
+            s.attrs[a.name] = value(p, a)
+            if p.peek() == ",":
+                p.i += 1
+                s.attrs[f.name] = value(p, f)
+            p.expect(">")
+
+        return [template_flags]
+
+    def probe(self, pc: Ctx) -> Callable[..., bool]:
+        return pc.is_token("<")
+
+    def print_code(self, g: Ctx) -> None:
+        text = g.attr_text_expr(self.field)
+        flags = f"a.get({self.flags!r})"
+        g.glue()
+        g.token(lit="<", expr=f"{text} + (', ' + {flags} if {flags} else '')")
+        g.pending.append(">")
+        g.state = "s"
 
 
 @dataclass(frozen=True)
@@ -1981,9 +2220,12 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     TypeOf,
     TypesOf,
     ResultTypeList,
+    LocalType,
+    CoResultType,
     Attr,
     SymbolRef,
     TemplateParam,
+    TemplateParamFlags,
     Flags,
     TemplateFlags,
     Kw,

@@ -39,6 +39,7 @@ from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_functions, bind_scalar
 from loom.interp.memory import Buf
 from loom.interp.report import format_lane, runtime_error
+from loom.interp.semantics._records import ModuleRecords
 from loom.ir import Module
 from loom.opview import region_groups
 
@@ -1308,6 +1309,8 @@ def launch(
     progress: Any = None,
     trace: bool = False,
     functions: dict | None = None,
+    globals: dict | None = None,
+    config: dict | None = None,
 ) -> LaunchResult:
     """Run ``kernel`` over its whole grid on NumPy data; buffers are modified in place.
 
@@ -1322,6 +1325,9 @@ def launch(
     ``functions`` binds Python functions to ``func.decl`` declarations by name (see
     :func:`loom.interp.semantics.func.host_call` for the calling convention); calling a
     declaration nothing is bound to is a runtime error.
+    ``globals`` supplies values of the module's globals by name (NumPy arrays are used in
+    place) and receives every scalar global's final value; ``config`` overrides configs by name
+    (see :mod:`loom.interp.semantics._records`).
     """
     if trace and not sanitize:
         raise ValueError("launch(trace=True) needs the sanitizer (sanitize=True)")
@@ -1329,15 +1335,20 @@ def launch(
     plan = _plan(module, kernel)
     counts, sizes = plan.grid(tuple(workload))
     values, bufs = bind_args(plan.params, tuple(args), plan.name, plan.program)
+    records = ModuleRecords(module, globals, config)
+    bufs = bufs + records.bufs
     ngroups = counts[0] * counts[1] * counts[2]
     wg = sizes[0] * sizes[1] * sizes[2]
     findings = san.Findings(plan.program, None)
     ctx = GridContext(plan, counts, sizes, sanitize, max_steps, findings)
     ctx.functions = bind_functions(plan.program, functions)
+    ctx.records = records
     findings.coords_of = ctx.coords_of_item
     if sanitize:
         for b in bufs:
-            b.shadow = san.Shadow(b.data.size, True, ngroups * wg, len(plan.program.steps))
+            b.shadow = san.Shadow(
+                b.data.size, records.initialised(b), ngroups * wg, len(plan.program.steps)
+            )
     tracer = None
     if trace:
         from loom.interp.trace import Tracer
@@ -1353,6 +1364,7 @@ def launch(
             exc.accesses = tracer.traces  # type: ignore[attr-defined]
         raise
     ctx.hand_back()
+    records.hand_back(globals)
     for b in bufs:
         b.shadow = None
     return LaunchResult(

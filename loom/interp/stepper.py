@@ -46,6 +46,7 @@ from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.ir import FuncRefType, Module, Operation, ScalarType
+from loom.interp.semantics._records import ModuleRecords
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 AT_COLLECTIVE = "at collective"
@@ -273,6 +274,8 @@ class Stepper:
         max_steps: int | None = None,
         history_limit: int = HISTORY_LIMIT,
         functions: dict | None = None,
+        globals: dict | None = None,
+        config: dict | None = None,
     ) -> None:
         if history_limit < 0:
             raise ValueError(f"history_limit must not be negative (got {history_limit})")
@@ -285,6 +288,9 @@ class Stepper:
         self.values_in, self._bufs = bind_args(
             self.plan.params, tuple(args), self.plan.name, self.plan.program
         )
+        self.records = ModuleRecords(module, globals, config)
+        """Globals and configs (``globals=`` / ``config=`` as for :func:`launch`)."""
+        self._bufs = self._bufs + self.records.bufs
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self._ngroups = counts[0] * counts[1] * counts[2]
         self._wg = sizes[0] * sizes[1] * sizes[2]
@@ -294,7 +300,7 @@ class Stepper:
         self._findings.journal = []
         self._workitems = self._ngroups * self._wg
         for b in self._bufs:
-            b.shadow = self._shadow(b.data.size, True)
+            b.shadow = self._shadow(b.data.size, self.records.initialised(b))
         self._epoch = 0
         """Barrier epoch of the current workgroup (barriers released so far)."""
         self._scratch: list[Buf] = []
@@ -308,6 +314,7 @@ class Stepper:
         self._quiet = False
         self.ctx = _ItemContext(self)
         self.ctx.functions = bound
+        self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""

@@ -751,7 +751,7 @@ class ModuleVerifier:
                     op,
                     "SYMBOL/003",
                     f"'{op.name}' attribute '{t.attr}' expected "
-                    f"{a_or_an(' or '.join(t.kinds))} symbol, "
+                    f"{t.what or a_or_an(' or '.join(t.kinds))} symbol, "
                     f"but '@{name}' is a '{target.name}'",
                     params={"symbol": name},
                 )

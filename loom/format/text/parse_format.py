@@ -60,7 +60,17 @@ Probe = Callable[["Parser"], bool]
 class OpState:
     """What the steps of one op found so far."""
 
-    __slots__ = ("groups", "attrs", "rtypes", "regions", "rscopes", "rargs", "last_scope", "checks")
+    __slots__ = (
+        "groups",
+        "attrs",
+        "rtypes",
+        "regions",
+        "rscopes",
+        "rargs",
+        "last_scope",
+        "checks",
+        "made",
+    )
 
     def __init__(self) -> None:
         self.groups: dict[str, tuple[Value, ...]] = {}
@@ -71,6 +81,8 @@ class OpState:
         self.rargs: dict[str, list[Value]] | None = None
         self.last_scope: Scope | None = None
         self.checks: list[tuple[str, tuple[Type, ...], int]] | None = None
+        self.made: tuple[Value, ...] | None = None
+        """Results a format element already made (types that name their own op's results)."""
 
     def scope(self, region: str, p: Parser) -> Scope:
         """The name scope of region ``region`` (created on first use)."""
@@ -771,7 +783,9 @@ class OpPlan:
                     ts = () if variadic or fixed is None else (fixed,)
                 types.extend(ts)
         nres = len(types)
-        if lhs is not None:
+        if c.made is not None:
+            results_t = c.made
+        elif lhs is not None:
             if len(lhs) != nres:
                 raise p.error(
                     "PARSE/012",

@@ -348,6 +348,9 @@ class _Gen:
         var = self.tmp()
         self.flush()
         self.emit(f"{var} = a.get({anchor!r})")
+        a = decl.attr(anchor)
+        if a is not None and a.kind == AttrKind.NUMBER:
+            return f"({var} is not None)"  # a literal false or 0 is a value
         return f"({var} is not None and {var} != () and {var} is not False)"
 
     def region_index(self, field: str) -> int:

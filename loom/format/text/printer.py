@@ -150,6 +150,9 @@ class _OpContext:
         if field in self.regions:
             return self.regions[field] is not None
         value = self.op.attributes.get(field)
+        a = self.decl.attr(field)
+        if a is not None and a.kind == AttrKind.NUMBER:
+            return value is not None  # a literal false or 0 is a value
         return value is not None and value != () and value is not False
 
     def region_args(self, field: str) -> tuple[Value, ...]:

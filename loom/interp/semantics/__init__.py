@@ -95,6 +95,9 @@ def _load_all() -> None:
         vector,
         view,
     )
+    from loom.interp.semantics import config as _config  # noqa: F401
+    from loom.interp.semantics import global_ as _global  # noqa: F401
+    from loom.interp.semantics import sanitizer as _sanitizer  # noqa: F401
 
 
 _load_all()
