@@ -6,10 +6,9 @@ An op's ``format`` is a short list of these (``Ref("lhs")``, ``Kw(":")``, ``Type
 * :meth:`~FormatElement.print_text`: how the generic printer writes it;
 * :meth:`~FormatElement.parse_steps`: the steps the generic parser runs for it;
 * :meth:`~FormatElement.probe`: how an optional group tells from one token that it is present;
-* :meth:`~FormatElement.print_code`, :meth:`~FormatElement.fast_code` and
-  :meth:`~FormatElement.line_code`: the fragments it contributes to the generated print path
-  and to the two generated parse paths (token and whole-line), or a refusal (the declaration
-  then takes the generic path);
+* :meth:`~FormatElement.print_code` and :meth:`~FormatElement.line_code`: the fragments it
+  contributes to the generated print path and to the generated (whole-line) parse path, or a
+  refusal (the declaration then takes the generic path);
 * :meth:`~FormatElement.attrs_written`: the attributes it writes outside the dictionary;
 * :meth:`~FormatElement.keywords`: the words it adds to the highlighter's keyword class.
 
@@ -63,10 +62,6 @@ class FormatElement:
         """Emit this element's part of the generated print function (or refuse)."""
         g.unsupported()
 
-    def fast_code(self, g: Ctx) -> None:
-        """Emit this element's part of the generated token fast path (or refuse)."""
-        g.unsupported()
-
     def line_code(self, g: Ctx) -> None:
         """Emit this element's regex piece and code for the whole-line path (or refuse)."""
         g.unsupported()
@@ -115,12 +110,6 @@ class Ref(FormatElement):
     def print_code(self, g: Ctx) -> None:
         v = g.one(self.field)
         g.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
-
-    def fast_code(self, g: Ctx) -> None:
-        var, variadic = g.operand(self.field)
-        if variadic:
-            g.unsupported()
-        g.value(var)
 
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.field)
@@ -171,19 +160,6 @@ class Refs(FormatElement):
         if self.bracket:
             g.glue()
         g.name_list(self.fields, bracket=self.bracket)
-
-    def fast_code(self, g: Ctx) -> None:
-        if self.bracket:
-            g.expect("[")
-        for n, f in enumerate(self.fields):
-            var, variadic = g.operand(f)
-            if variadic:
-                g.unsupported()
-            if n:
-                g.expect(",")
-            g.value(var)
-        if self.bracket:
-            g.expect("]")
 
     def line_code(self, g: Ctx) -> None:
         if self.bracket:
@@ -264,25 +240,6 @@ class IndexList(FormatElement):
         g.glue()
         g.token(expr=f"_index_text({dyn}, a.get({self.static!r}))")
 
-    def fast_code(self, g: Ctx) -> None:
-        var, variadic = g.operand(self.dynamic)
-        if not variadic:
-            g.unsupported()
-        g.expect("[")
-        g.emit(f"{var} = []")
-        g.emit("while toks[i] != ']':")
-        g.emit(f"    if {var}:")
-        g.emit("        if toks[i] != ',':")
-        g.emit("            return None")
-        g.emit("        i += 1")
-        g.emit("    t = toks[i]")
-        g.emit("    v = S.get(t) or R(t)")  # a static index is not a value: None
-        g.emit("    if v is None:")
-        g.emit("        return None")
-        g.emit(f"    {var}.append(v)")
-        g.emit("    i += 1")
-        g.emit("i += 1")
-
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.dynamic)
         if not variadic:
@@ -341,9 +298,6 @@ class TypeOf(FormatElement):
     def print_code(self, g: Ctx) -> None:
         v = g.one(self.field)
         g.token(expr=f"tg(id({v}.type)) or tt({v}.type)")
-
-    def fast_code(self, g: Ctx) -> None:
-        g.type_of(self.field)
 
     def line_code(self, g: Ctx) -> None:
         g.line_type_of(self.field)
@@ -428,12 +382,6 @@ class TypesOf(FormatElement):
             g.flush()
             g.emit(f"{var} = {g.seq(self.fields)}")
             g.branch(var, lambda: g.token(expr=f"', '.join([tt(x.type) for x in {var}])"))
-
-    def fast_code(self, g: Ctx) -> None:
-        for n, f in enumerate(self.fields):
-            if n:
-                g.expect(",")
-            g.type_of(f)
 
     def line_code(self, g: Ctx) -> None:
         for n, f in enumerate(self.fields):
@@ -556,16 +504,6 @@ class Attr(FormatElement):
         else:
             g.token(expr=f"_checked({text})")
 
-    def fast_code(self, g: Ctx) -> None:
-        a = g.decl.attr(self.field)
-        if a is None:
-            g.unsupported()
-        if self.template:
-            g.expect("<")
-        g.attr_value(a)
-        if self.template:
-            g.expect(">")
-
     def line_code(self, g: Ctx) -> None:
         a = g.decl.attr(self.field)
         if a is None:
@@ -657,32 +595,6 @@ class Flags(FormatElement):
 
         g.branch(var, flags)
 
-    def fast_code(self, g: Ctx) -> None:
-        a = g.decl.attr(self.field)
-        if a is None:
-            g.unsupported()
-        var = g.tmp("a")
-        canon = g.const(g.flags_canonical(a), "FC")
-        g.attrs.append((a.name, var))
-        g.env["ID"] = g.is_ident
-        for line in (
-            f"{var} = None",
-            "if i < n and toks[i] == '<':",
-            "    i += 1",
-            "    parts = [toks[i]]",
-            "    i += 1",
-            "    while toks[i] == '|':",
-            "        parts.append(toks[i + 1])",
-            "        i += 2",
-            "    if toks[i] != '>' or not all(ID(x) for x in parts):",
-            "        return None",
-            "    i += 1",
-            f"    {var} = {canon}('|'.join(parts))",
-            f"    if {var} is None:",
-            "        return None",
-        ):
-            g.emit(line)
-
     def line_code(self, g: Ctx) -> None:
         a = g.decl.attr(self.field)
         if a is None or g.state != "s":
@@ -720,10 +632,6 @@ class AttrDict(FormatElement):
         g.flush()
         g.emit(f"{var} = attr_dict(DECL, CONSUMED, a) if a else ''")
         g.branch(var, lambda: g.token(expr=var))
-
-    def fast_code(self, g: Ctx) -> None:
-        g.emit("if i < n and toks[i] == '{':")
-        g.emit("    return None")
 
     def line_code(self, g: Ctx) -> None:
         pass  # a dictionary does not match what follows: such lines are tokenized
@@ -806,9 +714,6 @@ class Kw(FormatElement):
             lit=text, nsb=text.startswith(g.NO_SPACE_BEFORE), nsa=text.endswith(g.NO_SPACE_AFTER)
         )
 
-    def fast_code(self, g: Ctx) -> None:
-        g.expect(self.text)
-
     def line_code(self, g: Ctx) -> None:
         text = self.text
         g.piece(
@@ -832,9 +737,6 @@ class Glue(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         g.glue()
-
-    def fast_code(self, g: Ctx) -> None:
-        pass
 
     def line_code(self, g: Ctx) -> None:
         g.state = "n"

@@ -1,6 +1,6 @@
 """Compiling generated code so that tracebacks, coverage and ``pdb`` can show it.
 
-The print plans and the parse fast paths generate one small Python function per declaration
+The print plans and the compiled parse paths generate one small Python function per declaration
 from its format elements' fragments. :func:`compile_generated` compiles such source under a
 file name of its own (``<package>/format/text/generated/<kind>/<op>.py``) and registers the text
 with :mod:`linecache`, so a traceback through generated code shows its lines, ``pdb`` can list
@@ -21,8 +21,8 @@ from typing import Any
 
 GENERATED_DIR = Path(__file__).resolve().parent / "generated"
 """Where generated functions say they live (the files exist only in :mod:`linecache`)."""
-KINDS = ("print", "parse_fast", "parse_line")
-"""The generated functions of one op: its print plan and its two parse fast paths."""
+KINDS = ("print", "parse_line")
+"""The generated functions of one op: its print plan and its compiled parse path."""
 
 _SOURCES: dict[str, str] = {}
 """File name -> source of everything compiled here (linecache entries can be evicted)."""
