@@ -616,6 +616,7 @@ class OpPlan:
         """The canonical spelling of the line after the op name (None: general plan only)."""
         self.line_fn = line.fn if line is not None else None
         self.line_source = line.source if line is not None else ""
+        self.line_nres = line.nres if line is not None else 0
 
     def parse(self, p: Parser, lhs: list[str] | None, name_index: int) -> Operation:
         """Parse the rest of the op line (after the name) and build the op."""

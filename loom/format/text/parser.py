@@ -30,6 +30,7 @@ from loom.format.text.tokenizer import (
     token_spans,
 )
 from loom.ir import (
+    EMPTY_ATTRS,
     SCALAR_TYPES,
     Block,
     DynamicDim,
@@ -46,6 +47,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.locations import LINE_SHIFT, MAX_COL, MAX_LINE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
 from loom.switches import gc_paused, recursion_limit_at_least
@@ -656,8 +658,9 @@ class Parser:
         head = LINE_HEAD.match
         plans = self.plans
         get_plan = plans.get
-        append_span = self.locations.append_line_span
-        source_id = self.source_id
+        locations = self.locations
+        packed = locations.line_span_words(self.source_id)
+        words, base = packed if packed is not None else (None, 0)
         values = self.values
         spare = self.spare_ids
         resolve = self.resolve
@@ -686,7 +689,7 @@ class Parser:
                 break
             operands, rtypes, attrs = got
             vid = len(values)
-            nres = plan.line.nres
+            nres = plan.line_nres
             if nres == 1:
                 if digits is not None:
                     # floor_id > vid only while the scopes hold digit names (see mixed).
@@ -699,6 +702,7 @@ class Parser:
                         live[vid] = 1
                     else:
                         self.mark(vid)
+                    start = m.start(1) - 1  # the '%' before the digits
                 elif lhs is not None:
                     if lhs in scope:
                         break
@@ -706,31 +710,35 @@ class Parser:
                         vid = spare.popleft()
                     r = Value(vid, rtypes, lhs[1:])
                     scope[lhs] = r
+                    start = m.start(2)
                 else:
                     if spare and spare[0] == vid:
                         vid = spare.popleft()
                     r = Value(vid, rtypes)
+                    start = m.start(3)
                 values.append(r)
                 results: tuple[Value, ...] = (r,)
             elif digits is not None or lhs is not None:
                 break  # a line names at most one result; several take the general plan
-            elif nres:
+            else:
                 results = tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
-            else:
-                results = ()
-            line_no += 1
-            if lhs is not None:
-                start = m.start(2)
-            elif digits is not None:
-                start = m.start(1) - 1  # the '%' before the digits
-            else:
                 start = m.start(3)
-            lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
+            line_no += 1
+            col, end_col = start - pos + 1, end - pos + 1
+            if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
+                lid = len(words)
+                words.append(base | line_no << LINE_SHIFT | col << 16 | end_col)
+            else:
+                lid = locations.append_line_span(self.source_id, line_no, col, end_col)
             if lid < len(values):
                 lid = values[lid].id  # one int object for equal ids
             else:
                 spare.append(lid)
-            op = Operation(name, operands, results, plan.line.attributes(attrs), (), lid)
+            if attrs is None:
+                attrs = EMPTY_ATTRS
+            else:
+                attrs = plan.line.memo.get(attrs) or plan.line.attributes(attrs)
+            op = Operation(plan.name, operands, results, attrs, (), lid)
             if top:
                 self.line_no = line_no
                 self.top_level_symbol(op)
