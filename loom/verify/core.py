@@ -16,7 +16,7 @@ DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from loom.diagnostics import (
@@ -35,7 +35,6 @@ from loom.ir import Block, Module, Operation, Region, Value
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
-from loom.switches import recursion_limit_at_least
 from loom.typecheck import attr_problem, check_field_types
 from loom.verify.plan import (
     F_CONVERGENT,
@@ -55,8 +54,38 @@ from loom.verify.successors import check_successors, dominators
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
-_RECURSION_LIMIT = 6000
-"""Enough for the parser's 256 nesting levels (about six frames per level here)."""
+MAX_NESTING = 1000
+"""Deepest region nesting verified (the parser accepts 256 levels); deeper regions are reported
+as STRUCTURE/099 and not entered. The walk keeps its own stack, so this is a rule, not a limit
+of Python's recursion."""
+
+Walk = Generator["Walk", None, None]
+"""A step of the verifier's walk: it yields the nested steps (regions, blocks) to run before it
+continues (see :func:`_run_walk`)."""
+
+
+def _run_walk(root: Walk) -> None:
+    """Run a walk with an explicit stack instead of recursion: each step yields the next nested
+    step, which runs to its end before the yielding step continues; an exception raised in a
+    nested step is raised in the step that yielded it (so its ``finally`` blocks run)."""
+    stack = [root]
+    error: BaseException | None = None
+    while stack:
+        step = stack[-1]
+        try:
+            nested = step.send(None) if error is None else step.throw(error)
+        except StopIteration:
+            stack.pop()
+            error = None
+            continue
+        except BaseException as e:
+            stack.pop()
+            if not stack:
+                raise
+            error = e
+            continue
+        error = None
+        stack.append(nested)
 
 
 class VerifyContext:
@@ -194,19 +223,9 @@ class ModuleVerifier:
         self._name_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
         self._check_symbols()
         first = len(self.engine.diagnostics)
-        try:
-            with recursion_limit_at_least(_RECURSION_LIMIT):
-                self._walk_block(module.body, 0, "module", 0, 0)
-                if self.convergent:
-                    check_convergent(self, self.convergent)
-        except RecursionError:
-            self._cursor = None
-            self.error(
-                None,
-                "STRUCTURE/099",
-                f"regions are nested too deeply to verify (more than about "
-                f"{_RECURSION_LIMIT // 6} levels)",
-            )
+        _run_walk(self._walk_block(module.body, 0, "module", 0, 0))
+        if self.convergent:
+            check_convergent(self, self.convergent)
         # Found in walk order (symbols first, barriers last); people read them in source order.
         found = self.engine.diagnostics
         found[first:] = source_order(found[first:])
@@ -222,7 +241,7 @@ class ModuleVerifier:
             self._plans[name] = plan
             return plan
 
-    def _walk_block(self, block: Block, tok: int, parent_name: str, ri: int, bi: int) -> None:
+    def _walk_block(self, block: Block, tok: int, parent_name: str, ri: int, bi: int) -> Walk:
         plans = self._plans
         stamp = self.stamp
         active = self.active
@@ -239,7 +258,7 @@ class ModuleVerifier:
                 plan = self.plan(op.name)
                 if plan is None:
                     self._cursor = (ri, bi, oi)
-                    self._unknown(op, tok)
+                    yield self._unknown(op, tok)
                     continue
             operands = op.operands
             results = op.results
@@ -274,7 +293,10 @@ class ModuleVerifier:
                 and layout.key(operands, results, attrs) in plan.hook_ok
             ):
                 self._cursor = (ri, bi, oi)
-                self._extra(op, plan, layout, flags, ri, bi, oi)
+                self._extra(op, plan, flags, layout, ri, bi, oi)
+                if op.regions or flags & F_REGIONS:
+                    self._cursor = (ri, bi, oi)
+                    yield self._regions(op, plan, layout, ri, bi, oi)
             if not defined and results:
                 self._define_results(op, tok, (ri, bi, oi))
         self._cursor = None
@@ -352,10 +374,11 @@ class ModuleVerifier:
         return not (plan.is_terminator and not is_last)
 
     def _extra(
-        self, op: Operation, plan: OpPlan, layout: Layout | None, flags: int, ri: int, bi: int,
+        self, op: Operation, plan: OpPlan, flags: int, layout: Layout | None, ri: int, bi: int,
         oi: int,
     ) -> None:  # fmt: skip
-        """Hooks, symbol uses, effects and regions: the checks only some ops need."""
+        """Hooks, symbol uses and effects: the checks only some ops need (the walk enters the
+        regions next)."""
         if flags & F_IMPURE and self.pure_depth:
             self.impure_hits.append(op)
         if flags & F_CONVERGENT:
@@ -366,9 +389,6 @@ class ModuleVerifier:
         if flags & F_SYMBOL_USES:
             self._cursor = (ri, bi, oi)
             self._check_symbol_uses(op, plan)
-        if op.regions or flags & F_REGIONS:
-            self._cursor = (ri, bi, oi)
-            self._regions(op, plan, layout, ri, bi, oi)
 
     def _hook(
         self, op: Operation, plan: OpPlan, layout: Layout | None, ri: int, bi: int, oi: int
@@ -490,12 +510,12 @@ class ModuleVerifier:
 
     # ------------------------------------------------------------------ slow path
 
-    def _unknown(self, op: Operation, tok: int) -> None:
+    def _unknown(self, op: Operation, tok: int) -> Walk:
         self.error(op, "STRUCTURE/006", self.registry.unknown_message(op.name))
         for i, v in enumerate(op.operands):
             self._check_use(op, v, f"#{i}")
         if op.regions:
-            self._regions(op, None, None, *self._cursor)
+            yield self._regions(op, None, None, *self._cursor)  # type: ignore[misc]
         for r in op.results:
             if isinstance(r, Value) and 0 <= r.id < len(self.stamp) and self.stamp[r.id] == -1:
                 self.stamp[r.id] = tok
@@ -705,8 +725,15 @@ class ModuleVerifier:
         ri: int,
         bi: int,
         oi: int,
-    ) -> None:
+    ) -> Walk:
         rdefs: tuple[Any, ...] = plan.decl.regions if plan is not None else ()
+        if len(self.parents) >= MAX_NESTING:
+            self.error(
+                op,
+                "STRUCTURE/099",
+                f"regions are nested too deeply to verify (more than {MAX_NESTING} levels)",
+            )
+            return
         if plan is not None and not plan.n_req_regions <= len(op.regions) <= plan.n_max_regions:
             nreq, nmax = plan.n_req_regions, plan.n_max_regions
             self.error(
@@ -732,7 +759,7 @@ class ModuleVerifier:
         try:
             for r_index, region in enumerate(op.regions):
                 rd = rdefs[r_index] if r_index < len(rdefs) else None
-                self._region(op, plan, layout, rd, r_index, region)
+                yield self._region(op, plan, layout, rd, r_index, region)
         finally:
             self.parents.pop()
             self._trail.pop()
@@ -752,7 +779,7 @@ class ModuleVerifier:
     def _region(
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
         region: Region,
-    ) -> None:  # fmt: skip
+    ) -> Walk:  # fmt: skip
         label = f"'{rd.name}'" if rd is not None else str(r_index)
         if not isinstance(region, Region):
             self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} is not a Region")
@@ -796,7 +823,7 @@ class ModuleVerifier:
                 self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
-                self._walk_block(block, tok, op.name, r_index, b_index)
+                yield self._walk_block(block, tok, op.name, r_index, b_index)
                 if multi:
                     block_toks.append(tok)
                 else:
