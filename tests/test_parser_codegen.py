@@ -64,3 +64,17 @@ def test_the_environment_switch_prints_one_ops_code() -> None:
     )
     assert "def _print(" not in out.stderr and "def _line(" in out.stderr
     assert "scalar.mulf" not in out.stderr
+
+
+def test_the_verifiers_shape_checks_are_generated_under_real_names() -> None:
+    from loom.format.text.parser import parse_module
+    from loom.verify import verify_module
+
+    text = "func.def @f(%a: f32) {\n  %b = scalar.mulf %a, %a : f32\n  func.return\n}\n"
+    verify_module(parse_module(text))
+    source = generated_source("scalar.mulf", "verify")
+    assert generated_filename("verify", "scalar.mulf", "2-1") in source
+    assert "def check(" in source
+    assert linecache.getline(generated_filename("verify", "scalar.mulf", "2-1"), 1).startswith(
+        "def check("
+    )

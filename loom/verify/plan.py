@@ -32,6 +32,7 @@ from loom.dsl import (
     TypeConstraint,
     Uniformity,
 )
+from loom.format.text.codegen import compile_generated
 from loom.ir import Type
 from loom.opview import SEGMENTS_ATTR, _split, needs_segments
 from loom.typecheck import attr_problem
@@ -147,9 +148,22 @@ class Layout:
         if self.static_bad:
             self.check = self.check_def = _never
         else:
-            self.check = _compile_check(self.ocons, self.rcons, self.same, False)
-            self.check_def = _compile_check(self.ocons, self.rcons, self.same, True)
-        self.key = _compile_key(n_operands, n_results) if decl.verifier_cacheable else None
+            shape = _shape_name(n_operands, n_results, segments)
+            self.check = _compile_check(self.ocons, self.rcons, self.same, False, decl, shape)
+            self.check_def = _compile_check(
+                self.ocons, self.rcons, self.same, True, decl, shape + "-def"
+            )
+        self.key = (
+            _compile_key(n_operands, n_results, decl, _shape_name(n_operands, n_results, segments))
+            if decl.verifier_cacheable
+            else None
+        )
+
+
+def _shape_name(n_operands: int, n_results: int, segments: Any) -> str:
+    """``2-1`` (operands-results), with the segment sizes when the op has segments."""
+    seg = "".join(f"-{k}" for k in segments) if segments else ""
+    return f"{n_operands}-{n_results}{seg}"
 
 
 def _compile_check(
@@ -157,6 +171,8 @@ def _compile_check(
     rcons: tuple[Accept | None, ...],
     same: tuple[tuple[int, ...], ...],
     define: bool,
+    decl: OpDef,
+    shape: str,
 ) -> Callable[..., bool]:
     """Generate straight-line code checking one op shape: every operand is visible and a
     value of this module, every type satisfies its constraint, same-type groups agree; with
@@ -216,7 +232,7 @@ def _compile_check(
                 f"        names[n{i}] = tok",
             ]
     lines.append("    return True")
-    exec(compile("\n".join(lines), "<loom.verify layout check>", "exec"), env)  # noqa: S102
+    compile_generated("\n".join(lines) + "\n", "verify", decl.name, env, shape)
     return env["check"]
 
 
@@ -224,14 +240,16 @@ def _never(*args: Any) -> bool:
     return False
 
 
-def _compile_key(n_operands: int, n_results: int) -> Callable[..., tuple[int, ...]]:
+def _compile_key(
+    n_operands: int, n_results: int, decl: OpDef, shape: str
+) -> Callable[..., tuple[int, ...]]:
     """Generate ``key(ops, res, attrs)``: the ids of the attribute mapping and of every type
     of the op (a cache entry must keep those objects alive, see :func:`key_objects`)."""
     parts = ["id(attrs)"] + [f"id(ops[{i}].type)" for i in range(n_operands)]
     parts += [f"id(res[{i}].type)" for i in range(n_results)]
     env: dict[str, Any] = {}
-    src = f"def key(ops, res, attrs):\n    return ({', '.join(parts)},)"
-    exec(compile(src, "<loom.verify hook key>", "exec"), env)  # noqa: S102
+    src = f"def key(ops, res, attrs):\n    return ({', '.join(parts)},)\n"
+    compile_generated(src, "verify", decl.name, env, shape + "-key")
     return env["key"]
 
 
