@@ -97,7 +97,7 @@ def test_most_declarations_have_a_line_path() -> None:
 def test_one_compiled_parse_path() -> None:
     from loom.format.text import codegen
 
-    assert codegen.KINDS == ("print", "parse_line")
+    assert [k for k in codegen.KINDS if k.startswith("parse")] == ["parse_line"]
 
 
 def test_the_line_path_takes_canonical_lines() -> None:

@@ -898,36 +898,42 @@ class ModuleVerifier:
         rules = cdecl.traits_of(PureWhen)
         return bool(rules) and all(callee.attributes.get(r.attr) == r.value for r in rules)
 
+    def _ends_with_terminator(self, op: Operation, rd: Any, block: Block) -> bool:
+        """True when ``block`` ends with region ``rd``'s terminator (else STRUCTURE/018, unless
+        it ends with a branch or a no-return op, which may end any block)."""
+        last = block.ops[-1] if block.ops else None
+        if last is not None and last.name == rd.terminator:
+            return True
+        found = last.name if last is not None else "nothing"
+        lplan = self.plan(last.name) if last is not None else None
+        if lplan is not None and (
+            lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
+        ):
+            return False  # a branch or a no-return op may end any block
+        wrong = lplan is not None and lplan.decl.is_terminator
+        r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
+        # a wrong terminator is the parent's problem (anchored there); a missing one is
+        # reported at the op that should have been followed by it
+        self.error(
+            op if wrong or last is None else last,
+            "STRUCTURE/018",
+            f"'{op.name}' region {r_index} ('{rd.name}') must end with "
+            f"'{rd.terminator}' but found '{found}'",
+            params={
+                "op_name": op.name,
+                "region_index": str(r_index),
+                "expected_terminator": rd.terminator,
+                "actual_terminator": found,
+            },
+        )
+        return False
+
     def _check_terminator(
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, block: Block
     ) -> None:
-        if rd.terminator is None:
+        if rd.terminator is None or not self._ends_with_terminator(op, rd, block):
             return
-        last = block.ops[-1] if block.ops else None
-        if last is None or last.name != rd.terminator:
-            found = last.name if last is not None else "nothing"
-            lplan = self.plan(last.name) if last is not None else None
-            if lplan is not None and (
-                lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
-            ):
-                return  # a branch or a no-return op may end any block
-            wrong = lplan is not None and lplan.decl.is_terminator
-            r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
-            # a wrong terminator is the parent's problem (anchored there); a missing one is
-            # reported at the op that should have been followed by it
-            self.error(
-                op if wrong or last is None else last,
-                "STRUCTURE/018",
-                f"'{op.name}' region {r_index} ('{rd.name}') must end with "
-                f"'{rd.terminator}' but found '{found}'",
-                params={
-                    "op_name": op.name,
-                    "region_index": str(r_index),
-                    "expected_terminator": rd.terminator,
-                    "actual_terminator": found,
-                },
-            )
-            return
+        last = block.ops[-1]
         if rd.yields is None or plan is None:
             return
         target = rd.yields
@@ -944,24 +950,10 @@ class ModuleVerifier:
             return
         a, b = tlayout.slices[term.values]
         passed = last.operands[a:b]
-        fed = plan.decl.region(rd.yields) if plan.decl.regions else None
-        count_target = target
-        if fed is not None:
-            # the values become another region's entry arguments (scf.while before -> after)
-            # against what those arguments must be, so a wrong argument list is reported once
-            derived = _derived_types(fed, op, layout) if layout is not None else None
-            if derived is None:
-                return
-            want = derived
-            count_target = f"{target} block args"
-        elif layout is not None and rd.yields in layout.rslices:
-            a, b = layout.rslices[rd.yields]
-            want = [v.type for v in op.results[a:b]]
-        elif layout is not None and rd.yields in layout.slices:
-            a, b = layout.slices[rd.yields]
-            want = [v.type for v in op.operands[a:b]]
-        else:
-            want = list(op.attributes.get(rd.yields, ()))
+        wanted = _yielded_types_wanted(op, plan, layout, rd)
+        if wanted is None:
+            return
+        want, count_target = wanted
         got = [getattr(v, "type", None) for v in passed]
         field = term.values
         if len(got) != len(want):
@@ -991,6 +983,28 @@ class ModuleVerifier:
                     "type_b": str(want[i]),
                 },
             )
+
+
+def _yielded_types_wanted(
+    op: Operation, plan: OpPlan, layout: Layout | None, rd: Any
+) -> tuple[list[Any], str] | None:
+    """The types a region's terminator must pass on (to the op's results or operands, or to
+    another region's entry arguments) and what the count is compared against; None when they
+    cannot be known."""
+    target = rd.yields
+    fed = plan.decl.region(target) if plan.decl.regions else None
+    if fed is not None:
+        # the values become another region's entry arguments (scf.while before -> after)
+        # against what those arguments must be, so a wrong argument list is reported once
+        derived = _derived_types(fed, op, layout) if layout is not None else None
+        return None if derived is None else (derived, f"{target} block args")
+    if layout is not None and target in layout.rslices:
+        a, b = layout.rslices[target]
+        return [v.type for v in op.results[a:b]], target
+    if layout is not None and target in layout.slices:
+        a, b = layout.slices[target]
+        return [v.type for v in op.operands[a:b]], target
+    return list(op.attributes.get(target, ())), target
 
 
 def _labels(decl: OpDef, layout: Layout) -> list[str]:

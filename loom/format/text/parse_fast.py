@@ -53,9 +53,9 @@ _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 _ID_NAME = rf"%([0-9]{{1,{MAX_ID_DIGITS}}})|(%[A-Za-z_$][A-Za-z0-9_$-]*)"
 """A value name, captured as (the digits of ``%<digits>``, or a spelled ``%name``)."""
 
-LINE_HEAD = re.compile(rf"[ \t]*(?:(?:{_ID_NAME}) = )?({_IDENT})")
-"""Indentation, an optional single result name (as in :data:`_ID_NAME`, groups 1 and 2) and
-the op name (group 3) of a canonical op line."""
+LINE_HEAD = re.compile(rf"[ \t]*()(?:(?:{_ID_NAME}) = )?({_IDENT})")
+"""Indentation (group 1, empty, marks where the op starts), an optional single result name (as
+in :data:`_ID_NAME`, groups 2 and 3) and the op name (group 4) of a canonical op line."""
 
 LineFn = Callable[..., "tuple[tuple, Any, tuple | None] | None"]
 """``read(parser, groups, scope, resolve, type_of_token, values, live, floor_id)`` ->
@@ -64,8 +64,8 @@ dict, ``resolve`` looks names up everywhere else, ``type_of_token`` reads a type
 invalid); ``values``, ``live`` and ``floor_id`` find visible ``%<id>`` values by id
 (``floor_id`` is past every id while the scopes hold digit names, see ``Parser.mixed``). The
 result types are one type for a single result, else a tuple; the attribute values are None
-when the format has no attributes, else a tuple in :attr:`LinePath.attr_names` order (None for
-an absent one)."""
+when no attribute is present, else a tuple in :attr:`LinePath.attr_names` order (None for an
+absent one)."""
 
 _NSB = (",", ")", "]", "}")
 _NSA = ("(", "[", "{")
@@ -316,7 +316,9 @@ class _LineGen:
         return "(" + "".join(t + ", " for t in types) + ")"
 
     def attr_values(self) -> str:
-        """The attribute values in :attr:`LinePath.attr_names` order (None without any)."""
+        """The attribute values in :attr:`LinePath.attr_names` order (None when every one is
+        absent, so a memo hit is never an empty mapping)."""
         if not self.attrs:
             return "None"
-        return "(" + "".join(f"{var}, " for _, var in self.attrs) + ")"
+        present = " or ".join(f"{var} is not None" for _, var in self.attrs)
+        return "(" + "".join(f"{var}, " for _, var in self.attrs) + f") if {present} else None"

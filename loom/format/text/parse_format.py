@@ -647,6 +647,23 @@ class OpPlan:
                     raise first_error from None
         return self.build(p, c, lhs, name_index)
 
+    def result_types(self, p: Parser, c: OpState, name_index: int) -> tuple[Type, ...] | list[Type]:
+        """The result types the steps read, with declared fixed types filled in."""
+        rtypes = c.rtypes
+        if len(self.results) == 1:
+            name, variadic, fixed = self.results[0]
+            types = rtypes.get(name) or (() if variadic or fixed is None else (fixed,))
+            if not types and not variadic:
+                raise p.error("PARSE/012", f"'{self.name}' needs a result type", name_index)
+            return types
+        out: list[Type] = []
+        for name, variadic, fixed in self.results:
+            ts = rtypes.get(name)
+            if ts is None:
+                ts = () if variadic or fixed is None else (fixed,)
+            out.extend(ts)
+        return out
+
     def build(self, p: Parser, c: OpState, lhs: list[str] | None, name_index: int) -> Operation:
         """Create the op from what the steps found (as the builder would)."""
         groups = c.groups
@@ -675,21 +692,7 @@ class OpPlan:
             operands = tuple(flat)
             if self.segments:
                 attrs[SEGMENTS_ATTR] = tuple(len(groups.get(f, ())) for f in self.operand_fields)
-        # result types
-        rtypes = c.rtypes
-        types: tuple[Type, ...] | list[Type]
-        if len(self.results) == 1:
-            name, variadic, fixed = self.results[0]
-            types = rtypes.get(name) or (() if variadic or fixed is None else (fixed,))
-            if not types and not variadic:
-                raise p.error("PARSE/012", f"'{self.name}' needs a result type", name_index)
-        else:
-            types = []
-            for name, variadic, fixed in self.results:
-                ts = rtypes.get(name)
-                if ts is None:
-                    ts = () if variadic or fixed is None else (fixed,)
-                types.extend(ts)
+        types = self.result_types(p, c, name_index)
         nres = len(types)
         if lhs is not None:
             if len(lhs) != nres:

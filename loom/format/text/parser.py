@@ -646,28 +646,19 @@ class Parser:
             first = False
 
     def canonical_run(self, ops: list[Operation], top: bool) -> bool:
-        """Parse the run of canonical op lines starting at the next line into ``ops``.
-
-        Each line is read by two regexes (:data:`LINE_HEAD`, then the op's compiled line path)
-        without tokenizing; the run ends before the first line they do not take. State is
-        kept in locals and written back once. Returns whether any line was taken.
-        """
-        text = self.text
-        n = self.n
-        find = text.find
-        head = LINE_HEAD.match
+        """Parse the run of canonical op lines from the next line on into ``ops`` (each read by
+        :data:`LINE_HEAD` and the op's compiled line path, without tokenizing; the run ends
+        before the first line they do not take). Returns whether any line was taken."""
+        text, n = self.text, self.n
+        find, head = text.find, LINE_HEAD.match
         plans = self.plans
         get_plan = plans.get
         locations = self.locations
-        packed = locations.line_span_words(self.source_id)
-        words, base = packed if packed is not None else (None, 0)
-        values = self.values
-        spare = self.spare_ids
-        resolve = self.resolve
-        type_of = self.type_of_token
+        words, base = locations.line_span_words(self.source_id) or (None, 0)
+        values, spare, live = self.values, self.spare_ids, self.live
+        resolve, type_of = self.resolve, self.type_of_token
         pos, line_no = self.pos, self.line_no
         scope = self.scopes[-1].names
-        live = self.live
         floor_id = _NO_TABLE if self.mixed else self.floor_id
         last = -1
         while pos < n:
@@ -677,7 +668,7 @@ class Parser:
             m = head(text, pos, end)
             if m is None:
                 break
-            digits, lhs, name = m.groups()
+            _, digits, lhs, name = m.groups()
             plan = get_plan(name) or plans.find(name)
             if plan is None or plan.line_re is None:
                 break
@@ -689,42 +680,31 @@ class Parser:
                 break
             operands, rtypes, attrs = got
             vid = len(values)
-            nres = plan.line_nres
-            if nres == 1:
+            if plan.line_nres == 1:
                 if digits is not None:
                     # floor_id > vid only while the scopes hold digit names (see mixed).
                     if floor_id > vid or int(digits) != vid:
                         break
-                    if spare and spare[0] == vid:
-                        vid = spare.popleft()
-                    r = Value(vid, rtypes)
-                    if vid < len(live):
-                        live[vid] = 1
-                    else:
-                        self.mark(vid)
-                    start = m.start(1) - 1  # the '%' before the digits
-                elif lhs is not None:
-                    if lhs in scope:
-                        break
-                    if spare and spare[0] == vid:
-                        vid = spare.popleft()
-                    r = Value(vid, rtypes, lhs[1:])
-                    scope[lhs] = r
-                    start = m.start(2)
+                elif lhs is not None and lhs in scope:
+                    break
+                vid = spare.popleft() if spare and spare[0] == vid else vid
+                if lhs is not None:
+                    r = scope[lhs] = Value(vid, rtypes, lhs[1:])
                 else:
-                    if spare and spare[0] == vid:
-                        vid = spare.popleft()
                     r = Value(vid, rtypes)
-                    start = m.start(3)
+                    if digits is not None:  # the new id's own spelling: found by id
+                        if vid < len(live):
+                            live[vid] = 1
+                        else:
+                            self.mark(vid)
                 values.append(r)
                 results: tuple[Value, ...] = (r,)
             elif digits is not None or lhs is not None:
                 break  # a line names at most one result; several take the general plan
             else:
                 results = tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
-                start = m.start(3)
             line_no += 1
-            col, end_col = start - pos + 1, end - pos + 1
+            col, end_col = m.end(1) - pos + 1, end - pos + 1
             if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
                 lid = len(words)
                 words.append(base | line_no << LINE_SHIFT | col << 16 | end_col)
@@ -734,11 +714,8 @@ class Parser:
                 lid = values[lid].id  # one int object for equal ids
             else:
                 spare.append(lid)
-            if attrs is None:
-                attrs = EMPTY_ATTRS
-            else:
-                attrs = plan.line.memo.get(attrs) or plan.line.attributes(attrs)
-            op = Operation(plan.name, operands, results, attrs, (), lid)
+            attrs = attrs and (plan.line.memo.get(attrs) or plan.line.attributes(attrs))
+            op = Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
             if top:
                 self.line_no = line_no
                 self.top_level_symbol(op)
