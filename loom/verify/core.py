@@ -942,20 +942,15 @@ class ModuleVerifier:
             if sl is not None and sl[0] == sl[1]:
                 return  # nothing passed on, nothing expected
         tplan = self.plan(last.name)
-        term = tplan.decl.trait(Terminator) if tplan else None
-        if term is None or term.values is None:
+        passed = tplan.passed_on(last) if tplan else None
+        if passed is None:
             return
-        tlayout = tplan.layout_of(last)
-        if tlayout is None:
-            return
-        a, b = tlayout.slices[term.values]
-        passed = last.operands[a:b]
+        field = tplan.decl.trait(Terminator).values  # type: ignore[union-attr]
         wanted = _yielded_types_wanted(op, plan, layout, rd)
         if wanted is None:
             return
         want, count_target = wanted
         got = [getattr(v, "type", None) for v in passed]
-        field = term.values
         if len(got) != len(want):
             self.error(
                 last,

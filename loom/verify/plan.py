@@ -29,6 +29,7 @@ from loom.dsl import (
     SameType,
     SameTypeAt,
     SymbolUse,
+    Terminator,
     TypeConstraint,
     Uniformity,
 )
@@ -425,6 +426,23 @@ class OpPlan:
         if len(self.layouts) < 256:
             self.layouts[key] = lay
         return lay
+
+    def operands_of(self, op: Any, field: str) -> tuple[Any, ...] | None:
+        """The operands of ``op`` (an op of this plan) in operand field ``field``, or None when
+        its shape is not one the declaration allows."""
+        lay = self.layout_of(op)
+        if lay is None or field not in lay.slices:
+            return None
+        a, b = lay.slices[field]
+        return op.operands[a:b]
+
+    def passed_on(self, op: Any) -> tuple[Any, ...] | None:
+        """The values the terminator ``op`` (an op of this plan) passes on to its parent (its
+        ``Terminator`` trait's field), or None when it passes none or its shape is unknown."""
+        term = self.decl.trait(Terminator)
+        if term is None or term.values is None:
+            return None
+        return self.operands_of(op, term.values)
 
     def layout_of(self, op: Any) -> Layout | None:
         """The layout of ``op``'s shape (remembered as the current one for the next op)."""

@@ -160,12 +160,17 @@ def _bool(p: Parser) -> bool:
     return tok == "true"
 
 
-def _symbol(p: Parser) -> str:
+def _sigil_name(p: Parser, sigil: str, what: str) -> str:
+    """Consume a ``<sigil>name`` token and return the name."""
     tok = p.peek()
-    if tok is None or tok[0] != "@":
-        raise p.expected("a symbol ('@name')")
+    if tok is None or tok[0] != sigil:
+        raise p.expected(what)
     p.i += 1
     return tok[1:]
+
+
+def _symbol(p: Parser) -> str:
+    return _sigil_name(p, "@", "a symbol ('@name')")
 
 
 def _bracketed(p: Parser, item: Callable[[Parser], Any]) -> tuple[Any, ...]:
@@ -208,11 +213,7 @@ def _predicate(p: Parser) -> Predicate:
 
 
 def _label(p: Parser) -> str:
-    tok = p.peek()
-    if tok is None or tok[0] != "^":
-        raise p.expected("a block label ('^name')")
-    p.i += 1
-    return tok[1:]
+    return _sigil_name(p, "^", "a block label ('^name')")
 
 
 def attr_value(p: Parser, a: AttrDef) -> Any:
