@@ -100,7 +100,7 @@ def test_a_new_element_is_one_class() -> None:
     assert print_module(module, ops=[REP]) == "test.rep times 3\ntest.rep times 12\n"
     # The generated paths decline an element without fragments; the generic ones take it.
     assert print_plan(REP).fn is None
-    assert plan_for(REP).fast is None and plan_for(REP).line_re is None
+    assert plan_for(REP).line_re is None
     assert "times" in loom_words([REP]).keywords
     with pytest.raises(Exception, match="expected 'times'"):
         parse_module("test.rep 3\n", ops=[REP])

@@ -24,7 +24,7 @@ def decl(name: str):  # noqa: ANN201
 
 def test_generated_source_of_one_op_has_each_compiled_function() -> None:
     text = generated_source("scalar.addf")
-    for head in ("def _print(", "def _fast(", "def _line("):
+    for head in ("def _print(", "def _line("):
         assert head in text
     assert generated_filename("print", "scalar.addf") in text
 
@@ -36,9 +36,9 @@ def test_linecache_serves_the_generated_lines() -> None:
     assert linecache.getline(filename, 1) == plan.source.splitlines(True)[0]
     linecache.checkcache()  # the file is not on disk; the entry must survive
     assert linecache.getline(filename, 1).startswith("def _print(")
-    fast = plan_for(decl("scalar.addf")).fast
-    assert fast is not None and fast.__code__.co_filename == generated_filename(
-        "parse_fast", "scalar.addf"
+    line = plan_for(decl("scalar.addf")).line_fn
+    assert line is not None and line.__code__.co_filename == generated_filename(
+        "parse_line", "scalar.addf"
     )
 
 
@@ -62,5 +62,19 @@ def test_the_environment_switch_prints_one_ops_code() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
-    assert "def _fast(" in out.stderr and "def _line(" in out.stderr
+    assert "def _print(" not in out.stderr and "def _line(" in out.stderr
     assert "scalar.mulf" not in out.stderr
+
+
+def test_the_verifiers_shape_checks_are_generated_under_real_names() -> None:
+    from loom.format.text.parser import parse_module
+    from loom.verify import verify_module
+
+    text = "func.def @f(%a: f32) {\n  %b = scalar.mulf %a, %a : f32\n  func.return\n}\n"
+    verify_module(parse_module(text))
+    source = generated_source("scalar.mulf", "verify")
+    assert generated_filename("verify", "scalar.mulf", "2-1") in source
+    assert "def check(" in source
+    assert linecache.getline(generated_filename("verify", "scalar.mulf", "2-1"), 1).startswith(
+        "def check("
+    )

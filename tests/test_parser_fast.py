@@ -36,32 +36,32 @@ CASES = [
 
 
 @contextmanager
-def paths_off(fast: bool = True, line: bool = True) -> Iterator[None]:
-    """Parse with the token fast paths and/or the whole-line paths switched off."""
+def line_paths_off() -> Iterator[None]:
+    """Parse with the compiled line paths switched off (general plans only)."""
     plans = [pf.plan_for(d) for d in as_registry(None)] + [pf.plan_for(d) for d in OPS]
-    saved = [(p, p.fast, p.line_re) for p in plans]
+    saved = [(p, p.line_re) for p in plans]
     for p in plans:
-        if fast:
-            p.fast = None
-        if line:
-            p.line_re = None
+        p.line_re = None
     try:
         yield
     finally:
-        for p, f, r in saved:
-            p.fast, p.line_re = f, r
+        for p, r in saved:
+            p.line_re = r
 
 
 def parse_modes(text: str, ops: object = None) -> list[object]:
-    """Parse with all paths, with token fast paths only, and with general plans only.
+    """Parse with the compiled line paths, and with the general plans only.
 
     Each result is a module or the parse error's rendering.
     """
     out = []
-    for fast, line in ((False, False), (False, True), (True, True)):
+    for general_only in (False, True):
         try:
-            with paths_off(fast=fast, line=line):
-                got: object = parse_module(text, filename="t.loom", ops=ops)
+            if general_only:
+                with line_paths_off():
+                    got: object = parse_module(text, filename="t.loom", ops=ops)
+            else:
+                got = parse_module(text, filename="t.loom", ops=ops)
         except LoomParseError as e:
             got = str(e)
         out.append(got)
@@ -69,9 +69,9 @@ def parse_modes(text: str, ops: object = None) -> list[object]:
 
 
 def both(text: str, ops: object = None) -> tuple[object, object]:
-    """(result with every path, result of the general plans only)."""
+    """(result with the compiled paths, result of the general plans only)."""
     modes = parse_modes(text, ops)
-    return modes[0], modes[2]
+    return modes[0], modes[1]
 
 
 def assert_same(text: str, ops: object = None) -> None:
@@ -87,14 +87,17 @@ def assert_same(text: str, ops: object = None) -> None:
         assert print_module(first, ops=ops) == print_module(other, ops=ops)  # type: ignore[arg-type]
 
 
-def test_most_declarations_have_fast_paths() -> None:
+def test_most_declarations_have_a_line_path() -> None:
     plans = [pf.plan_for(d) for d in as_registry(None)]
-    covered = [p.name for p in plans if p.fast is not None]
-    assert len(covered) >= 70
-    assert all(p.fast_source.startswith("def _fast(") for p in plans if p.fast is not None)
     lines = [p.name for p in plans if p.line_re is not None]
     assert len(lines) >= 70
     assert all(p.line_source.startswith("def _line(") for p in plans if p.line_re is not None)
+
+
+def test_one_compiled_parse_path() -> None:
+    from loom.format.text import codegen
+
+    assert [k for k in codegen.KINDS if k.startswith("parse")] == ["parse_line"]
 
 
 def test_the_line_path_takes_canonical_lines() -> None:

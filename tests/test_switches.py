@@ -145,3 +145,26 @@ def test_type_checkers_live_on_the_declaration_plan() -> None:
     assert set(plan.accepts) == {o.name for o in decl.operands} | {r.name for r in decl.results}
     decl.drop_plans()
     assert plan_for(decl) is not plan  # dropping the declaration's plans drops its verdicts
+
+
+def test_the_verifier_walks_nested_regions_without_recursion() -> None:
+    holder = op(
+        "test.nest",
+        "Holds one region of anything.",
+        regions=[RegionDef("body")],
+        examples=[Example("test.nest {\n}")],
+    )
+    module = Module()
+    region = Region()
+    module.body.ops.append(Operation("test.nest", regions=(region,)))
+    for _ in range(900):
+        inner = Region()
+        region.blocks[0].ops.append(Operation("test.nest", regions=(inner,)))
+        region = inner
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(__import__("inspect").stack()) + 150)  # far fewer than 900 levels
+    try:
+        diags = verify_module(module, ops=(*default_ops(), holder))
+    finally:
+        sys.setrecursionlimit(before)
+    assert set(diags.codes) == {"STRUCTURE/001"}  # only: a test.nest at top level

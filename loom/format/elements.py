@@ -6,10 +6,9 @@ An op's ``format`` is a short list of these (``Ref("lhs")``, ``Kw(":")``, ``Type
 * :meth:`~FormatElement.print_text`: how the generic printer writes it;
 * :meth:`~FormatElement.parse_steps`: the steps the generic parser runs for it;
 * :meth:`~FormatElement.probe`: how an optional group tells from one token that it is present;
-* :meth:`~FormatElement.print_code`, :meth:`~FormatElement.fast_code` and
-  :meth:`~FormatElement.line_code`: the fragments it contributes to the generated print path
-  and to the two generated parse paths (token and whole-line), or a refusal (the declaration
-  then takes the generic path);
+* :meth:`~FormatElement.print_code` and :meth:`~FormatElement.line_code`: the fragments it
+  contributes to the generated print path and to the generated (whole-line) parse path, or a
+  refusal (the declaration then takes the generic path);
 * :meth:`~FormatElement.attrs_written`: the attributes it writes outside the dictionary;
 * :meth:`~FormatElement.keywords`: the words it adds to the highlighter's keyword class.
 
@@ -61,10 +60,6 @@ class FormatElement:
 
     def print_code(self, g: Ctx) -> None:
         """Emit this element's part of the generated print function (or refuse)."""
-        g.unsupported()
-
-    def fast_code(self, g: Ctx) -> None:
-        """Emit this element's part of the generated token fast path (or refuse)."""
         g.unsupported()
 
     def line_code(self, g: Ctx) -> None:
@@ -123,12 +118,6 @@ class Ref(FormatElement):
         v = g.one(self.field)
         g.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
 
-    def fast_code(self, g: Ctx) -> None:
-        var, variadic = g.operand(self.field)
-        if variadic:
-            g.unsupported()
-        g.value(var)
-
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.field)
         if variadic:
@@ -178,19 +167,6 @@ class Refs(FormatElement):
         if self.bracket:
             g.glue()
         g.name_list(self.fields, bracket=self.bracket)
-
-    def fast_code(self, g: Ctx) -> None:
-        if self.bracket:
-            g.expect("[")
-        for n, f in enumerate(self.fields):
-            var, variadic = g.operand(f)
-            if variadic:
-                g.unsupported()
-            if n:
-                g.expect(",")
-            g.value(var)
-        if self.bracket:
-            g.expect("]")
 
     def line_code(self, g: Ctx) -> None:
         if self.bracket:
@@ -338,25 +314,6 @@ class IndexList(FormatElement):
         if self.glued:
             g.glue()
         g.token(expr=f"_index_text({dyn}, a.get({self.static!r}))")
-
-    def fast_code(self, g: Ctx) -> None:
-        var, variadic = g.operand(self.dynamic)
-        if not variadic:
-            g.unsupported()
-        g.expect("[")
-        g.emit(f"{var} = []")
-        g.emit("while toks[i] != ']':")
-        g.emit(f"    if {var}:")
-        g.emit("        if toks[i] != ',':")
-        g.emit("            return None")
-        g.emit("        i += 1")
-        g.emit("    t = toks[i]")
-        g.emit("    v = S.get(t) or R(t)")  # a static index is not a value: None
-        g.emit("    if v is None:")
-        g.emit("        return None")
-        g.emit(f"    {var}.append(v)")
-        g.emit("    i += 1")
-        g.emit("i += 1")
 
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.dynamic)
@@ -507,9 +464,6 @@ class TypeOf(FormatElement):
         v = g.one(self.field)
         g.token(expr=f"tg(id({v}.type)) or tt({v}.type)")
 
-    def fast_code(self, g: Ctx) -> None:
-        g.type_of(self.field)
-
     def line_code(self, g: Ctx) -> None:
         g.line_type_of(self.field)
 
@@ -593,12 +547,6 @@ class TypesOf(FormatElement):
             g.flush()
             g.emit(f"{var} = {g.seq(self.fields)}")
             g.branch(var, lambda: g.token(expr=f"', '.join([tt(x.type) for x in {var}])"))
-
-    def fast_code(self, g: Ctx) -> None:
-        for n, f in enumerate(self.fields):
-            if n:
-                g.expect(",")
-            g.type_of(f)
 
     def line_code(self, g: Ctx) -> None:
         for n, f in enumerate(self.fields):
@@ -914,16 +862,6 @@ class Attr(FormatElement):
         else:
             g.token(expr=f"_checked({text})")
 
-    def fast_code(self, g: Ctx) -> None:
-        a = g.decl.attr(self.field)
-        if a is None:
-            g.unsupported()
-        if self.template:
-            g.expect("<")
-        g.attr_value(a)
-        if self.template:
-            g.expect(">")
-
     def line_code(self, g: Ctx) -> None:
         a = g.decl.attr(self.field)
         if a is None:
@@ -1061,32 +999,6 @@ class Flags(FormatElement):
 
         g.branch(var, flags)
 
-    def fast_code(self, g: Ctx) -> None:
-        a = g.decl.attr(self.field)
-        if a is None:
-            g.unsupported()
-        var = g.tmp("a")
-        canon = g.const(g.flags_canonical(a), "FC")
-        g.attrs.append((a.name, var))
-        g.env["ID"] = g.is_ident
-        for line in (
-            f"{var} = None",
-            "if i < n and toks[i] == '<':",
-            "    i += 1",
-            "    parts = [toks[i]]",
-            "    i += 1",
-            "    while toks[i] == '|':",
-            "        parts.append(toks[i + 1])",
-            "        i += 2",
-            "    if toks[i] != '>' or not all(ID(x) for x in parts):",
-            "        return None",
-            "    i += 1",
-            f"    {var} = {canon}('|'.join(parts))",
-            f"    if {var} is None:",
-            "        return None",
-        ):
-            g.emit(line)
-
     def line_code(self, g: Ctx) -> None:
         a = g.decl.attr(self.field)
         if a is None or g.state != "s":
@@ -1154,33 +1066,6 @@ class TemplateFlags(FormatElement):
         g.pending.append(">")
         g.state = "s"
 
-    def fast_code(self, g: Ctx) -> None:
-        a, f = g.decl.attr(self.field), g.decl.attr(self.flags)
-        if a is None or f is None:
-            g.unsupported()
-        g.expect("<")
-        g.attr_value(a)
-        var = g.tmp("a")
-        canon = g.const(g.flags_canonical(f), "FC")
-        g.attrs.append((f.name, var))
-        g.env["ID"] = g.is_ident
-        for line in (
-            f"{var} = None",
-            "if toks[i] == ',':",
-            "    parts = [toks[i + 1]]",
-            "    i += 2",
-            "    while toks[i] == '|':",
-            "        parts.append(toks[i + 1])",
-            "        i += 2",
-            "    if not all(ID(x) for x in parts):",
-            "        return None",
-            f"    {var} = {canon}('|'.join(parts))",
-            f"    if {var} is None:",
-            "        return None",
-        ):
-            g.emit(line)
-        g.expect(">")
-
     def line_code(self, g: Ctx) -> None:
         g.unsupported()  # rare spelling: such lines take the token path
 
@@ -1205,10 +1090,6 @@ class AttrDict(FormatElement):
         g.flush()
         g.emit(f"{var} = attr_dict(DECL, CONSUMED, a) if a else ''")
         g.branch(var, lambda: g.token(expr=var))
-
-    def fast_code(self, g: Ctx) -> None:
-        g.emit("if i < n and toks[i] == '{':")
-        g.emit("    return None")
 
     def line_code(self, g: Ctx) -> None:
         pass  # a dictionary does not match what follows: such lines are tokenized
@@ -1253,11 +1134,6 @@ class Dictionary(FormatElement):
         g.emit(f"{var} = a.get({self.field!r})")
         g.emit(f"{var} = attr_text('dict', {var}) if {var} else ''")
         g.branch(var, lambda: g.token(expr=var))
-
-    def fast_code(self, g: Ctx) -> None:
-        # A written dictionary takes the general parse plan; an absent one costs one test.
-        g.emit("if i < n and toks[i] == '{':")
-        g.emit("    return None")
 
     def line_code(self, g: Ctx) -> None:
         g.unsupported()
@@ -1340,9 +1216,6 @@ class Kw(FormatElement):
             lit=text, nsb=text.startswith(g.NO_SPACE_BEFORE), nsa=text.endswith(g.NO_SPACE_AFTER)
         )
 
-    def fast_code(self, g: Ctx) -> None:
-        g.expect(self.text)
-
     def line_code(self, g: Ctx) -> None:
         text = self.text
         g.piece(
@@ -1366,9 +1239,6 @@ class Glue(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         g.glue()
-
-    def fast_code(self, g: Ctx) -> None:
-        pass
 
     def line_code(self, g: Ctx) -> None:
         g.state = "n"
@@ -2044,15 +1914,6 @@ class EncodingAttr(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         g.token(expr=f"a[{self.field!r}]")
-
-    def fast_code(self, g: Ctx) -> None:
-        var = g.tmp("a")
-        g.attrs.append((self.field, var))
-        spec = g.const(_spec_or_none, "SPEC")
-        g.emit(f"{var} = {spec}(toks[i])")
-        g.emit(f"if {var} is None or (i + 1 < n and toks[i + 1] == '<'):")
-        g.emit("    return None")
-        g.emit("i += 1")
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,8 @@ from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
-from loom.ir import FuncRefType, Module, Operation, ScalarType
 from loom.interp.semantics._records import ModuleRecords
+from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
 AT_COLLECTIVE = "at collective"

@@ -54,8 +54,8 @@ from loom.ir.types import (
     Type,
     TypeKind,
     opaque_type,
-    tensor_type,
     opaque_types,
+    tensor_type,
     vector_type,
     view_type,
 )

@@ -52,10 +52,10 @@ Location = FileLocation | FusedLocation | OpaqueLocation | TaggedLocation
 
 _OTHER = -1  # the entry is kept as an object in ``_other``
 _MAX_SOURCE = 0xFF
-_MAX_LINE = 0xFFFFFF
-_MAX_COL = 0x7FFF
-_MAX_END_COL = 0xFFFF
-_LINE_SHIFT = 31
+_MAX_LINE = MAX_LINE = 0xFFFFFF
+_MAX_COL = MAX_COL = 0x7FFF
+_MAX_END_COL = MAX_END_COL = 0xFFFF
+_LINE_SHIFT = LINE_SHIFT = 31
 _SOURCE_SHIFT = 55
 
 
@@ -198,6 +198,17 @@ class LocationTable:
         words = self._words
         words.append(source_id << _SOURCE_SHIFT | line << _LINE_SHIFT | col << 16 | end_col)
         return len(words) - 1
+
+    def line_span_words(self, source_id: int) -> tuple[Any, int] | None:
+        """For appending many one-line spans of ``source_id`` in a loop without a call each:
+        ``(words, base)``, where ``words.append(base | line << LINE_SHIFT | col << 16 |
+        end_col)`` adds the span and ``len(words) - 1`` is its id, valid while ``line <=
+        MAX_LINE``, ``col <= MAX_COL`` and ``end_col <= MAX_END_COL`` (else use
+        :meth:`append_line_span`). None when every span must go through it (a deduplication
+        index is kept, or the source id does not fit)."""
+        if self._index is not None or not 0 <= source_id <= _MAX_SOURCE:
+            return None
+        return self._words, source_id << _SOURCE_SHIFT
 
     def add(self, loc: Location) -> int:
         """The id of an entry equal to ``loc``, appending it when there is none."""

@@ -16,7 +16,7 @@ DOMINANCE/001 use of a value not visible here; /002 use across an isolated-from-
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
 from loom.diagnostics import (
@@ -45,7 +45,6 @@ from loom.ir.types import same_type_along
 from loom.ir.values import spelled_id
 from loom.opview import SEGMENTS_ATTR, operand_groups, result_groups
 from loom.registry import OpRegistry
-from loom.switches import recursion_limit_at_least
 from loom.typecheck import attr_problem, check_field_types
 from loom.verify.plan import (
     F_CONVERGENT,
@@ -65,8 +64,38 @@ from loom.verify.successors import check_successors, dominators, same_along_edge
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
-_RECURSION_LIMIT = 6000
-"""Enough for the parser's 256 nesting levels (about six frames per level here)."""
+MAX_NESTING = 1000
+"""Deepest region nesting verified (the parser accepts 256 levels); deeper regions are reported
+as STRUCTURE/099 and not entered. The walk keeps its own stack, so this is a rule, not a limit
+of Python's recursion."""
+
+Walk = Generator["Walk", None, None]
+"""A step of the verifier's walk: it yields the nested steps (regions, blocks) to run before it
+continues (see :func:`_run_walk`)."""
+
+
+def _run_walk(root: Walk) -> None:
+    """Run a walk with an explicit stack instead of recursion: each step yields the next nested
+    step, which runs to its end before the yielding step continues; an exception raised in a
+    nested step is raised in the step that yielded it (so its ``finally`` blocks run)."""
+    stack = [root]
+    error: BaseException | None = None
+    while stack:
+        step = stack[-1]
+        try:
+            nested = step.send(None) if error is None else step.throw(error)
+        except StopIteration:
+            stack.pop()
+            error = None
+            continue
+        except BaseException as e:
+            stack.pop()
+            if not stack:
+                raise
+            error = e
+            continue
+        error = None
+        stack.append(nested)
 
 
 class VerifyContext:
@@ -255,19 +284,9 @@ class ModuleVerifier:
         self._name_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
         self._check_symbols()
         first = len(self.engine.diagnostics)
-        try:
-            with recursion_limit_at_least(_RECURSION_LIMIT):
-                self._walk_block(module.body, 0, "module", 0, 0)
-                if self.convergent:
-                    check_convergent(self, self.convergent)
-        except RecursionError:
-            self._cursor = None
-            self.error(
-                None,
-                "STRUCTURE/099",
-                f"regions are nested too deeply to verify (more than about "
-                f"{_RECURSION_LIMIT // 6} levels)",
-            )
+        _run_walk(self._walk_block(module.body, 0, "module", 0, 0))
+        if self.convergent:
+            check_convergent(self, self.convergent)
         # Found in walk order (symbols first, barriers last); people read them in source order.
         found = self.engine.diagnostics
         found[first:] = source_order(found[first:])
@@ -283,7 +302,7 @@ class ModuleVerifier:
             self._plans[name] = plan
             return plan
 
-    def _walk_block(self, block: Block, tok: int, parent_name: str, ri: int, bi: int) -> None:
+    def _walk_block(self, block: Block, tok: int, parent_name: str, ri: int, bi: int) -> Walk:
         plans = self._plans
         stamp = self.stamp
         active = self.active
@@ -300,7 +319,7 @@ class ModuleVerifier:
                 plan = self.plan(op.name)
                 if plan is None:
                     self._cursor = (ri, bi, oi)
-                    self._unknown(op, tok)
+                    yield self._unknown(op, tok)
                     continue
             operands = op.operands
             results = op.results
@@ -335,7 +354,10 @@ class ModuleVerifier:
                 and layout.key(operands, results, attrs) in plan.hook_ok
             ):
                 self._cursor = (ri, bi, oi)
-                self._extra(op, plan, layout, flags, ri, bi, oi)
+                self._extra(op, plan, flags, layout, ri, bi, oi)
+                if op.regions or flags & F_REGIONS:
+                    self._cursor = (ri, bi, oi)
+                    yield self._regions(op, plan, layout, ri, bi, oi)
             if not defined and results:
                 self._define_results(op, tok, (ri, bi, oi))
         self._cursor = None
@@ -413,10 +435,11 @@ class ModuleVerifier:
         return not (plan.is_terminator and not is_last)
 
     def _extra(
-        self, op: Operation, plan: OpPlan, layout: Layout | None, flags: int, ri: int, bi: int,
+        self, op: Operation, plan: OpPlan, flags: int, layout: Layout | None, ri: int, bi: int,
         oi: int,
     ) -> None:  # fmt: skip
-        """Hooks, symbol uses, effects and regions: the checks only some ops need."""
+        """Hooks, symbol uses and effects: the checks only some ops need (the walk enters the
+        regions next)."""
         if flags & F_IMPURE and self.pure_depth:
             self.impure_hits.append(op)
         if flags & F_CONVERGENT:
@@ -427,9 +450,6 @@ class ModuleVerifier:
         if flags & F_SYMBOL_USES:
             self._cursor = (ri, bi, oi)
             self._check_symbol_uses(op, plan)
-        if op.regions or flags & F_REGIONS:
-            self._cursor = (ri, bi, oi)
-            self._regions(op, plan, layout, ri, bi, oi)
 
     def _hook(
         self, op: Operation, plan: OpPlan, layout: Layout | None, ri: int, bi: int, oi: int
@@ -551,12 +571,12 @@ class ModuleVerifier:
 
     # ------------------------------------------------------------------ slow path
 
-    def _unknown(self, op: Operation, tok: int) -> None:
+    def _unknown(self, op: Operation, tok: int) -> Walk:
         self.error(op, "STRUCTURE/006", self.registry.unknown_message(op.name))
         for i, v in enumerate(op.operands):
             self._check_use(op, v, f"#{i}")
         if op.regions:
-            self._regions(op, None, None, *self._cursor)
+            yield self._regions(op, None, None, *self._cursor)  # type: ignore[misc]
         for r in op.results:
             if isinstance(r, Value) and 0 <= r.id < len(self.stamp) and self.stamp[r.id] == -1:
                 self.stamp[r.id] = tok
@@ -766,8 +786,15 @@ class ModuleVerifier:
         ri: int,
         bi: int,
         oi: int,
-    ) -> None:
+    ) -> Walk:
         rdefs: tuple[Any, ...] = plan.decl.regions if plan is not None else ()
+        if len(self.parents) >= MAX_NESTING:
+            self.error(
+                op,
+                "STRUCTURE/099",
+                f"regions are nested too deeply to verify (more than {MAX_NESTING} levels)",
+            )
+            return
         if plan is not None and not plan.n_req_regions <= len(op.regions) <= plan.n_max_regions:
             nreq, nmax = plan.n_req_regions, plan.n_max_regions
             self.error(
@@ -798,7 +825,7 @@ class ModuleVerifier:
                 rd = rdefs[r_index] if r_index < len(rdefs) else None
                 if rd is None and plan is not None:
                     rd = plan.decl.region_def_at(r_index)
-                self._region(op, plan, layout, rd, r_index, region)
+                yield self._region(op, plan, layout, rd, r_index, region)
         finally:
             self.parents.pop()
             self._trail.pop()
@@ -828,7 +855,7 @@ class ModuleVerifier:
     def _region(
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
         region: Region,
-    ) -> None:  # fmt: skip
+    ) -> Walk:  # fmt: skip
         label = f"'{rd.name}'" if rd is not None else str(r_index)
         if not isinstance(region, Region):
             self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} is not a Region")
@@ -872,7 +899,7 @@ class ModuleVerifier:
                 self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
-                self._walk_block(block, tok, op.name, r_index, b_index)
+                yield self._walk_block(block, tok, op.name, r_index, b_index)
                 if multi:
                     block_toks.append(tok)
                 else:
@@ -947,36 +974,42 @@ class ModuleVerifier:
         rules = cdecl.traits_of(PureWhen)
         return bool(rules) and all(callee.attributes.get(r.attr) == r.value for r in rules)
 
+    def _ends_with_terminator(self, op: Operation, rd: Any, block: Block) -> bool:
+        """True when ``block`` ends with region ``rd``'s terminator (else STRUCTURE/018, unless
+        it ends with a branch or a no-return op, which may end any block)."""
+        last = block.ops[-1] if block.ops else None
+        if last is not None and last.name == rd.terminator:
+            return True
+        found = last.name if last is not None else "nothing"
+        lplan = self.plan(last.name) if last is not None else None
+        if lplan is not None and (
+            lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
+        ):
+            return False  # a branch or a no-return op may end any block
+        wrong = lplan is not None and lplan.decl.is_terminator
+        r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
+        # a wrong terminator is the parent's problem (anchored there); a missing one is
+        # reported at the op that should have been followed by it
+        self.error(
+            op if wrong or last is None else last,
+            "STRUCTURE/018",
+            f"'{op.name}' region {r_index} ('{rd.name}') must end with "
+            f"'{rd.terminator}' but found '{found}'",
+            params={
+                "op_name": op.name,
+                "region_index": str(r_index),
+                "expected_terminator": rd.terminator,
+                "actual_terminator": found,
+            },
+        )
+        return False
+
     def _check_terminator(
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, block: Block
     ) -> None:
-        if rd.terminator is None:
+        if rd.terminator is None or not self._ends_with_terminator(op, rd, block):
             return
-        last = block.ops[-1] if block.ops else None
-        if last is None or last.name != rd.terminator:
-            found = last.name if last is not None else "nothing"
-            lplan = self.plan(last.name) if last is not None else None
-            if lplan is not None and (
-                lplan.decl.trait(Branch) is not None or lplan.decl.trait(NoReturn) is not None
-            ):
-                return  # a branch or a no-return op may end any block
-            wrong = lplan is not None and lplan.decl.is_terminator
-            r_index = next((i for i, r in enumerate(op.regions) if block in r.blocks), 0)
-            # a wrong terminator is the parent's problem (anchored there); a missing one is
-            # reported at the op that should have been followed by it
-            self.error(
-                op if wrong or last is None else last,
-                "STRUCTURE/018",
-                f"'{op.name}' region {r_index} ('{rd.name}') must end with "
-                f"'{rd.terminator}' but found '{found}'",
-                params={
-                    "op_name": op.name,
-                    "region_index": str(r_index),
-                    "expected_terminator": rd.terminator,
-                    "actual_terminator": found,
-                },
-            )
-            return
+        last = block.ops[-1]
         if rd.yields is None or plan is None:
             return
         target = rd.yields
@@ -985,38 +1018,15 @@ class ModuleVerifier:
             if sl is not None and sl[0] == sl[1]:
                 return  # nothing passed on, nothing expected
         tplan = self.plan(last.name)
-        term = tplan.decl.trait(Terminator) if tplan else None
-        if term is None or term.values is None:
+        passed = tplan.passed_on(last) if tplan else None
+        if passed is None:
             return
-        tlayout = tplan.layout_of(last)
-        if tlayout is None:
+        field = tplan.decl.trait(Terminator).values  # type: ignore[union-attr]
+        wanted = _yielded_types_wanted(op, plan, layout, rd, passed)
+        if wanted is None:
             return
-        a, b = tlayout.slices[term.values]
-        passed = last.operands[a:b]
-        fed = plan.decl.region(rd.yields) if plan.decl.regions else None
-        count_target = target
-        rename: dict[int, Value] = {}
-        if fed is not None:
-            # the values become another region's entry arguments (scf.while before -> after)
-            # against what those arguments must be, so a wrong argument list is reported once
-            derived = _derived_types(fed, op, layout) if layout is not None else None
-            if derived is None:
-                return
-            want = derived
-            count_target = f"{target} block args"
-        elif layout is not None and rd.yields in layout.rslices:
-            a, b = layout.rslices[rd.yields]
-            want = [v.type for v in op.results[a:b]]
-            # a yielded value stands for its result in the result types
-            rename = {id(x): y for x, y in zip(passed, op.results[a:b])}
-        elif layout is not None and rd.yields in layout.slices:
-            a, b = layout.slices[rd.yields]
-            want_vals = op.operands[a:b]
-            want = [v.type for v in want_vals]
-        else:
-            want = list(op.attributes.get(rd.yields, ()))
+        want, count_target, rename = wanted
         got = [getattr(v, "type", None) for v in passed]
-        field = term.values
         if len(got) != len(want):
             self.error(
                 last,
@@ -1052,11 +1062,29 @@ class ModuleVerifier:
             )
 
 
-def _same_after_rename(passed: tuple[Any, ...], want: tuple[Any, ...]) -> bool:
-    rename = {id(a): b for a, b in zip(passed, want)}
-    return all(
-        same_along_edge(getattr(a, "type", None), b.type, rename) for a, b in zip(passed, want)
-    )
+def _yielded_types_wanted(
+    op: Operation, plan: OpPlan, layout: Layout | None, rd: Any, passed: Sequence[Any]
+) -> tuple[list[Any], str, dict[int, Value]] | None:
+    """The types a region's terminator must pass on (to the op's results or operands, or to
+    another region's entry arguments), what the count is compared against, and the renaming
+    from each passed value to the value it stands for (a type may name the passed values where
+    the wanted one names the op's own); None when they cannot be known."""
+    target = rd.yields
+    fed = plan.decl.region(target) if plan.decl.regions else None
+    if fed is not None:
+        # the values become another region's entry arguments (scf.while before -> after)
+        # against what those arguments must be, so a wrong argument list is reported once
+        derived = _derived_types(fed, op, layout) if layout is not None else None
+        return None if derived is None else (derived, f"{target} block args", {})
+    if layout is not None and target in layout.rslices:
+        a, b = layout.rslices[target]
+        vals = op.results[a:b]
+    elif layout is not None and target in layout.slices:
+        a, b = layout.slices[target]
+        vals = op.operands[a:b]
+    else:
+        return list(op.attributes.get(target, ())), target, {}
+    return [v.type for v in vals], target, {id(x): y for x, y in zip(passed, vals)}
 
 
 def _labels(decl: OpDef, layout: Layout) -> list[str]:

@@ -30,9 +30,11 @@ from loom.dsl import (
     SameType,
     SameTypeAt,
     SymbolUse,
+    Terminator,
     TypeConstraint,
     Uniformity,
 )
+from loom.format.text.codegen import compile_generated
 from loom.ir import Type
 from loom.opview import SEGMENTS_ATTR, _split, needs_segments
 from loom.typecheck import attr_problem
@@ -148,9 +150,22 @@ class Layout:
         if self.static_bad:
             self.check = self.check_def = _never
         else:
-            self.check = _compile_check(self.ocons, self.rcons, self.same, False)
-            self.check_def = _compile_check(self.ocons, self.rcons, self.same, True)
-        self.key = _compile_key(n_operands, n_results) if decl.verifier_cacheable else None
+            shape = _shape_name(n_operands, n_results, segments)
+            self.check = _compile_check(self.ocons, self.rcons, self.same, False, decl, shape)
+            self.check_def = _compile_check(
+                self.ocons, self.rcons, self.same, True, decl, shape + "-def"
+            )
+        self.key = (
+            _compile_key(n_operands, n_results, decl, _shape_name(n_operands, n_results, segments))
+            if decl.verifier_cacheable
+            else None
+        )
+
+
+def _shape_name(n_operands: int, n_results: int, segments: Any) -> str:
+    """``2-1`` (operands-results), with the segment sizes when the op has segments."""
+    seg = "".join(f"-{k}" for k in segments) if segments else ""
+    return f"{n_operands}-{n_results}{seg}"
 
 
 def _compile_check(
@@ -158,6 +173,8 @@ def _compile_check(
     rcons: tuple[Accept | None, ...],
     same: tuple[tuple[int, ...], ...],
     define: bool,
+    decl: OpDef,
+    shape: str,
 ) -> Callable[..., bool]:
     """Generate straight-line code checking one op shape: every operand is visible and a
     value of this module, every type satisfies its constraint, same-type groups agree; with
@@ -217,7 +234,7 @@ def _compile_check(
                 f"        names[n{i}] = tok",
             ]
     lines.append("    return True")
-    exec(compile("\n".join(lines), "<loom.verify layout check>", "exec"), env)  # noqa: S102
+    compile_generated("\n".join(lines) + "\n", "verify", decl.name, env, shape)
     return env["check"]
 
 
@@ -225,14 +242,16 @@ def _never(*args: Any) -> bool:
     return False
 
 
-def _compile_key(n_operands: int, n_results: int) -> Callable[..., tuple[int, ...]]:
+def _compile_key(
+    n_operands: int, n_results: int, decl: OpDef, shape: str
+) -> Callable[..., tuple[int, ...]]:
     """Generate ``key(ops, res, attrs)``: the ids of the attribute mapping and of every type
     of the op (a cache entry must keep those objects alive, see :func:`key_objects`)."""
     parts = ["id(attrs)"] + [f"id(ops[{i}].type)" for i in range(n_operands)]
     parts += [f"id(res[{i}].type)" for i in range(n_results)]
     env: dict[str, Any] = {}
-    src = f"def key(ops, res, attrs):\n    return ({', '.join(parts)},)"
-    exec(compile(src, "<loom.verify hook key>", "exec"), env)  # noqa: S102
+    src = f"def key(ops, res, attrs):\n    return ({', '.join(parts)},)\n"
+    compile_generated(src, "verify", decl.name, env, shape + "-key")
     return env["key"]
 
 
@@ -409,6 +428,23 @@ class OpPlan:
         if len(self.layouts) < 256:
             self.layouts[key] = lay
         return lay
+
+    def operands_of(self, op: Any, field: str) -> tuple[Any, ...] | None:
+        """The operands of ``op`` (an op of this plan) in operand field ``field``, or None when
+        its shape is not one the declaration allows."""
+        lay = self.layout_of(op)
+        if lay is None or field not in lay.slices:
+            return None
+        a, b = lay.slices[field]
+        return op.operands[a:b]
+
+    def passed_on(self, op: Any) -> tuple[Any, ...] | None:
+        """The values the terminator ``op`` (an op of this plan) passes on to its parent (its
+        ``Terminator`` trait's field), or None when it passes none or its shape is unknown."""
+        term = self.decl.trait(Terminator)
+        if term is None or term.values is None:
+            return None
+        return self.operands_of(op, term.values)
 
     def layout_of(self, op: Any) -> Layout | None:
         """The layout of ``op``'s shape (remembered as the current one for the next op)."""

@@ -20,14 +20,16 @@ divergent edges are as varying as that control.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from loom.dsl import ArgSource, Branch, Terminator
+from loom.dsl import ArgSource, Branch
 from loom.ir import Operation, Region, Value
 from loom.opview import operand_groups
 
 if TYPE_CHECKING:
     from loom.verify.core import ModuleVerifier
+    from loom.verify.plan import OpPlan
 
 LEVELS = {"uniform": 0, "subgroup": 1, "lane": 2}
 _SCOPE_TOLERANCE = {"thread": 2, "subgroup": 1}
@@ -74,37 +76,29 @@ class UniformityInfo:
                 a, b = layout.slices.get(f, (0, 0))
                 out.extend(op.operands[a:b])
         if ctl.terminator_operand:
-            for region in op.regions:
-                for block in region.blocks:
-                    if not block.ops:
-                        continue
+            for last, tplan in self._terminators(op):
+                got = tplan.operands_of(last, ctl.terminator_operand)
+                if got is not None:
+                    out.extend(got)
+        return out
+
+    def _terminators(self, op: Operation) -> Iterator[tuple[Operation, OpPlan]]:
+        """The last op of each block of ``op``'s regions, with its plan (declared ones only)."""
+        for region in op.regions:
+            for block in region.blocks:
+                if block.ops:
                     last = block.ops[-1]
                     tplan = self.v.plan(last.name)
-                    tl = tplan.layout_of(last) if tplan else None
-                    if tl is not None and ctl.terminator_operand in tl.slices:
-                        a, b = tl.slices[ctl.terminator_operand]
-                        out.extend(last.operands[a:b])
-        return out
+                    if tplan is not None:
+                        yield last, tplan
 
     def _carry(self, op: Operation) -> list[int]:
         carry: list[int] = []
-        for region in op.regions:
-            for block in region.blocks:
-                if not block.ops:
-                    continue
-                last = block.ops[-1]
-                tplan = self.v.plan(last.name)
-                term = tplan.decl.trait(Terminator) if tplan else None
-                if term is None or term.values is None:
-                    continue
-                tl = tplan.layout_of(last)
-                if tl is None:
-                    continue
-                a, b = tl.slices[term.values]
-                for j, val in enumerate(last.operands[a:b]):
-                    if j >= len(carry):
-                        carry.append(0)
-                    carry[j] = max(carry[j], self.of(val))
+        for last, tplan in self._terminators(op):
+            for j, val in enumerate(tplan.passed_on(last) or ()):
+                if j >= len(carry):
+                    carry.append(0)
+                carry[j] = max(carry[j], self.of(val))
         return carry
 
     def _op(self, op: Operation, ctl_level: int) -> None:

@@ -1,6 +1,7 @@
 """Compiling generated code so that tracebacks, coverage and ``pdb`` can show it.
 
-The print plans and the parse fast paths generate one small Python function per declaration
+The print plans, the compiled parse paths and the verifier's shape checks generate small Python
+functions per declaration
 from its format elements' fragments. :func:`compile_generated` compiles such source under a
 file name of its own (``<package>/format/text/generated/<kind>/<op>.py``) and registers the text
 with :mod:`linecache`, so a traceback through generated code shows its lines, ``pdb`` can list
@@ -21,21 +22,26 @@ from typing import Any
 
 GENERATED_DIR = Path(__file__).resolve().parent / "generated"
 """Where generated functions say they live (the files exist only in :mod:`linecache`)."""
-KINDS = ("print", "parse_fast", "parse_line")
-"""The generated functions of one op: its print plan and its two parse fast paths."""
+KINDS = ("print", "parse_line", "verify")
+"""The generated functions of one op: its print plan, its compiled parse path and the
+verifier's checks of each operand/result shape seen."""
 
 _SOURCES: dict[str, str] = {}
 """File name -> source of everything compiled here (linecache entries can be evicted)."""
 
 
-def generated_filename(kind: str, op_name: str) -> str:
-    """The file name generated code of ``kind`` for ``op_name`` is compiled under."""
-    return str(GENERATED_DIR / kind / f"{op_name}.py")
+def generated_filename(kind: str, op_name: str, variant: str = "") -> str:
+    """The file name generated code of ``kind`` for ``op_name`` is compiled under (``variant``
+    tells apart several functions of one kind and op, such as the verifier's per-shape
+    checks)."""
+    return str(GENERATED_DIR / kind / f"{op_name}{'~' + variant if variant else ''}.py")
 
 
-def compile_generated(source: str, kind: str, op_name: str, env: dict[str, Any]) -> dict[str, Any]:
+def compile_generated(
+    source: str, kind: str, op_name: str, env: dict[str, Any], variant: str = ""
+) -> dict[str, Any]:
     """Execute generated ``source`` in ``env`` under its own file name; returns ``env``."""
-    filename = generated_filename(kind, op_name)
+    filename = generated_filename(kind, op_name, variant)
     _SOURCES[filename] = source
     # mtime None: linecache.checkcache never drops the entry for a file missing on disk.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -60,10 +66,21 @@ def generated_source(op_name: str, kind: str | None = None) -> str:
         print_plan(decl)
     parts = []
     for k in KINDS if kind is None else (kind,):
-        text = _SOURCES.get(generated_filename(k, op_name))
-        if text:
-            parts.append(f"# ---- {generated_filename(k, op_name)}\n{text}")
+        folder = str(GENERATED_DIR / k) + os.sep
+        for filename, text in _SOURCES.items():
+            base = filename[len(folder) :] if filename.startswith(folder) else ""
+            if base == f"{op_name}.py" or base.startswith(op_name + "~"):
+                parts.append(f"# ---- {filename}\n{text}")
     return "".join(parts)
+
+
+def generated_line_counts() -> dict[str, int]:
+    """Lines of generated source compiled so far in this process, by kind."""
+    counts = dict.fromkeys(KINDS, 0)
+    for filename, text in _SOURCES.items():
+        kind = Path(filename).parent.name
+        counts[kind] = counts.get(kind, 0) + text.count("\n")
+    return counts
 
 
 def _shown(op_name: str) -> bool:

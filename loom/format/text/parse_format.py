@@ -13,7 +13,6 @@ declarations.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ from loom.dsl import (
     RegionDef,
 )
 from loom.errors import LoomParseError
-from loom.format.text.parse_fast import compile_fast, compile_line
+from loom.format.text.parse_fast import LinePath, compile_line
 from loom.format.text.scopes import Scope
 from loom.format.text.tokenizer import (
     describe,
@@ -174,12 +173,17 @@ def _bool(p: Parser) -> bool:
     return tok == "true"
 
 
-def _symbol(p: Parser) -> str:
+def _sigil_name(p: Parser, sigil: str, what: str) -> str:
+    """Consume a ``<sigil>name`` token and return the name."""
     tok = p.peek()
-    if tok is None or tok[0] != "@":
-        raise p.expected("a symbol ('@name')")
+    if tok is None or tok[0] != sigil:
+        raise p.expected(what)
     p.i += 1
     return tok[1:]
+
+
+def _symbol(p: Parser) -> str:
+    return _sigil_name(p, "@", "a symbol ('@name')")
 
 
 def _bracketed(p: Parser, item: Callable[[Parser], Any]) -> tuple[Any, ...]:
@@ -222,11 +226,7 @@ def _predicate(p: Parser) -> Predicate:
 
 
 def _label(p: Parser) -> str:
-    tok = p.peek()
-    if tok is None or tok[0] != "^":
-        raise p.expected("a block label ('^name')")
-    p.i += 1
-    return tok[1:]
+    return _sigil_name(p, "^", "a block label ('^name')")
 
 
 def attr_value(p: Parser, a: AttrDef) -> Any:
@@ -652,7 +652,7 @@ class _Compiler:
                     lp = plans.get(last.name) if last is not None else None
                     if lp is not None and lp.is_terminator:
                         continue
-                    if implicit and terminator in plans:
+                    if implicit and terminator in plans.registry:
                         # Located at the closing brace, so diagnostics about it have a place.
                         block.ops.append(Operation(terminator, location_id=p.brace_location()))
                     else:
@@ -687,10 +687,14 @@ class OpPlan:
         self.results = tuple((r.name, r.variadic, r.constraint.fixed) for r in decl.results)
         self.region_fields = tuple(r.name for r in decl.regions)
         self.required_regions = tuple(not (r.optional or r.variadic) for r in decl.regions)
-        self.fast, self.fast_source = compile_fast(decl)
-        """A generated path for the common, well-formed spellings (see parse_fast)."""
-        self.line_re, self.line_fn, self.line_source = compile_line(decl)
-        """The canonical spelling of the line after the op name, read by one regex."""
+        self.line: LinePath | None = compile_line(decl)
+        """The compiled path for the canonical line (see parse_fast), or None."""
+        line = self.line
+        self.line_re = line.regex if line is not None else None
+        """The canonical spelling of the line after the op name (None: general plan only)."""
+        self.line_fn = line.fn if line is not None else None
+        self.line_source = line.source if line is not None else ""
+        self.line_nres = line.nres if line is not None else 0
 
     def parse(self, p: Parser, lhs: list[str] | None, name_index: int) -> Operation:
         """Parse the rest of the op line (after the name) and build the op."""
@@ -739,6 +743,23 @@ class OpPlan:
                     raise first_error from None
         return self.build(p, c, lhs, name_index)
 
+    def result_types(self, p: Parser, c: OpState, name_index: int) -> tuple[Type, ...] | list[Type]:
+        """The result types the steps read, with declared fixed types filled in."""
+        rtypes = c.rtypes
+        if len(self.results) == 1:
+            name, variadic, fixed = self.results[0]
+            types = rtypes.get(name) or (() if variadic or fixed is None else (fixed,))
+            if not types and not variadic:
+                raise p.error("PARSE/012", f"'{self.name}' needs a result type", name_index)
+            return types
+        out: list[Type] = []
+        for name, variadic, fixed in self.results:
+            ts = rtypes.get(name)
+            if ts is None:
+                ts = () if variadic or fixed is None else (fixed,)
+            out.extend(ts)
+        return out
+
     def build(self, p: Parser, c: OpState, lhs: list[str] | None, name_index: int) -> Operation:
         """Create the op from what the steps found (as the builder would)."""
         groups = c.groups
@@ -767,21 +788,7 @@ class OpPlan:
             operands = tuple(flat)
             if self.segments:
                 attrs[SEGMENTS_ATTR] = tuple(len(groups.get(f, ())) for f in self.operand_fields)
-        # result types
-        rtypes = c.rtypes
-        types: tuple[Type, ...] | list[Type]
-        if len(self.results) == 1:
-            name, variadic, fixed = self.results[0]
-            types = rtypes.get(name) or (() if variadic or fixed is None else (fixed,))
-            if not types and not variadic:
-                raise p.error("PARSE/012", f"'{self.name}' needs a result type", name_index)
-        else:
-            types = []
-            for name, variadic, fixed in self.results:
-                ts = rtypes.get(name)
-                if ts is None:
-                    ts = () if variadic or fixed is None else (fixed,)
-                types.extend(ts)
+        types = self.result_types(p, c, name_index)
         nres = len(types)
         if c.made is not None:
             results_t = c.made
@@ -834,18 +841,41 @@ class OpPlan:
         return Operation(self.name, operands, results_t, attrs, regions, location_id)
 
 
-_PLANS: weakref.WeakKeyDictionary[OpRegistry, dict[str, OpPlan]] = weakref.WeakKeyDictionary()
-
-
 def plan_for(decl: OpDef) -> OpPlan:
     """The parse plan of one declaration (compiled once, kept by the declaration)."""
     return decl.plan(OpPlan)
 
 
-def plans_for(registry: OpRegistry) -> dict[str, OpPlan]:
-    """Parse plans by op name for a registry (compiled once per registry)."""
-    plans = _PLANS.get(registry)
-    if plans is None:
-        plans = {d.name: plan_for(d) for d in registry}
-        _PLANS[registry] = plans
-    return plans
+class ParsePlans(dict):
+    """Parse plans by op name for one registry, each compiled when its op is first read.
+
+    A dict (the parser's hot loop reads it with ``get``); :meth:`find` compiles a missing
+    plan. A text then compiles only the ops it uses.
+    """
+
+    __slots__ = ("registry",)
+
+    def __init__(self, registry: OpRegistry) -> None:
+        super().__init__()
+        self.registry = registry
+
+    def find(self, name: str) -> OpPlan | None:
+        """The plan of op ``name`` (compiled now if needed), or None when it is not declared."""
+        plan = self.get(name)
+        if plan is None:
+            decl = self.registry.get(name)
+            if decl is None:
+                return None
+            plan = self[name] = plan_for(decl)
+        return plan
+
+    def __missing__(self, name: str) -> OpPlan:
+        plan = self.find(name)
+        if plan is None:
+            raise KeyError(name)
+        return plan
+
+
+def plans_for(registry: OpRegistry) -> ParsePlans:
+    """The parse plans of a registry (one table per registry, kept by the registry)."""
+    return registry.plan(ParsePlans)

@@ -8,9 +8,7 @@ plan (compiled once per declaration from its ``format`` and ``legacy_formats`` b
 
 from __future__ import annotations
 
-import gc
 import re
-import sys
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -32,6 +30,7 @@ from loom.format.text.tokenizer import (
     token_spans,
 )
 from loom.ir import (
+    EMPTY_ATTRS,
     SCALAR_TYPES,
     Block,
     DynamicDim,
@@ -50,9 +49,11 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.locations import LINE_SHIFT, MAX_COL, MAX_LINE
 from loom.ir.types import YIELDABLE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
+from loom.switches import gc_paused, recursion_limit_at_least
 
 MAX_DEPTH = 256
 """Deepest region nesting accepted (deeper input is reported, never a RecursionError)."""
@@ -717,26 +718,19 @@ class Parser:
             self.siblings = sib
 
     def _canonical_run(self, ops: list[Operation], top: bool) -> bool:
-        """Parse the run of canonical op lines starting at the next line into ``ops``.
-
-        Each line is read by two regexes (:data:`LINE_HEAD`, then the op's line path) without
-        tokenizing; the run ends before the first line they do not take. State is kept in
-        locals and written back once. Returns whether any line was taken.
-        """
-        text = self.text
-        n = self.n
-        find = text.find
-        head = LINE_HEAD.match
+        """Parse the run of canonical op lines from the next line on into ``ops`` (each read by
+        :data:`LINE_HEAD` and the op's compiled line path, without tokenizing; the run ends
+        before the first line they do not take). Returns whether any line was taken."""
+        text, n = self.text, self.n
+        find, head = text.find, LINE_HEAD.match
         plans = self.plans
-        append_span = self.locations.append_line_span
-        source_id = self.source_id
-        values = self.values
-        spare = self.spare_ids
-        resolve = self.resolve
-        type_of = self.type_of_token
+        get_plan = plans.get
+        locations = self.locations
+        words, base = locations.line_span_words(self.source_id) or (None, 0)
+        values, spare, live = self.values, self.spare_ids, self.live
+        resolve, type_of = self.resolve, self.type_of_token
         pos, line_no = self.pos, self.line_no
         scope = self.scopes[-1].names
-        live = self.live
         floor_id = _NO_TABLE if self.mixed else self.floor_id
         last = -1
         while pos < n:
@@ -746,41 +740,54 @@ class Parser:
             m = head(text, pos, end)
             if m is None:
                 break
-            digits, lhs, name = m.groups()
-            plan = plans.get(name)
+            _, digits, lhs, name = m.groups()
+            plan = get_plan(name) or plans.find(name)
             if plan is None or plan.line_re is None:
                 break
             b = plan.line_re.fullmatch(text, m.end(), end)
             if b is None:
                 break
-            op = plan.line_fn(
-                self,
-                b.groups(),
-                digits,
-                lhs,
-                scope,
-                resolve,
-                type_of,
-                values,
-                live,
-                floor_id,
-                spare,
-            )
-            if op is None:
+            got = plan.line_fn(self, b.groups(), scope, resolve, type_of, values, live, floor_id)
+            if got is None:
                 break
-            line_no += 1
-            if lhs is not None:
-                start = m.start(2)
-            elif digits is not None:
-                start = m.start(1) - 1  # the '%' before the digits
+            operands, rtypes, attrs = got
+            vid = len(values)
+            if plan.line_nres == 1:
+                if digits is not None:
+                    # floor_id > vid only while the scopes hold digit names (see mixed).
+                    if floor_id > vid or int(digits) != vid:
+                        break
+                elif lhs is not None and lhs in scope:
+                    break
+                vid = spare.popleft() if spare and spare[0] == vid else vid
+                if lhs is not None:
+                    r = scope[lhs] = Value(vid, rtypes, lhs[1:])
+                else:
+                    r = Value(vid, rtypes)
+                    if digits is not None:  # the new id's own spelling: found by id
+                        if vid < len(live):
+                            live[vid] = 1
+                        else:
+                            self.mark(vid)
+                values.append(r)
+                results: tuple[Value, ...] = (r,)
+            elif digits is not None or lhs is not None:
+                break  # a line names at most one result; several take the general plan
             else:
-                start = m.start(3)
-            lid = append_span(source_id, line_no, start - pos + 1, end - pos + 1)
+                results = tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
+            line_no += 1
+            col, end_col = m.end(1) - pos + 1, end - pos + 1
+            if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
+                lid = len(words)
+                words.append(base | line_no << LINE_SHIFT | col << 16 | end_col)
+            else:
+                lid = locations.append_line_span(self.source_id, line_no, col, end_col)
             if lid < len(values):
                 lid = values[lid].id  # one int object for equal ids
             else:
                 spare.append(lid)
-            op.location_id = lid
+            attrs = attrs and (plan.line.memo.get(attrs) or plan.line.attributes(attrs))
+            op = Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
             if top:
                 self.line_no = line_no
                 self.top_level_symbol(op)
@@ -875,7 +882,7 @@ class Parser:
         if self.i < len(self.toks):
             raise self.expected("end of line")
 
-    def parse_op(self, plans: dict[str, pf.OpPlan], first: bool, top: bool) -> Operation:
+    def parse_op(self, plans: pf.ParsePlans, first: bool, top: bool) -> Operation:
         """Parse one op starting at the current token (first on its line)."""
         toks = self.toks
         i = self.i
@@ -903,7 +910,7 @@ class Parser:
                     self.i = i
                     raise self.expected("'=' or ',' after the result names")
         name = toks[i] if i < len(toks) else None
-        plan = plans.get(name) if name is not None else None
+        plan = plans.find(name) if name is not None else None
         if plan is None:
             self.i = i
             if name is None or not (name[0].isalpha() or name[0] == "_"):
@@ -929,13 +936,8 @@ class Parser:
         blank = self.pending_blank and not first and self.seen_op
         self.seen_op = True
         self.pending_blank = False
-        fast = plan.fast
-        op = fast(self, toks, i + 1, lhs) if fast is not None else None
-        if op is None:
-            self.i = i + 1
-            op = plan.parse(self, lhs, i)
-        else:
-            self.i = len(toks)
+        self.i = i + 1
+        op = plan.parse(self, lhs, i)
         if comments:
             op.comments = tuple(comments)
         if blank:
@@ -1075,19 +1077,12 @@ def parse_module(
         raise TypeError(f"parse_module() takes text (str), got {type(text).__name__}")
     registry = as_registry(ops)
     parser = Parser(text, filename, registry)
-    gc_was_enabled = gc.isenabled()
-    old_limit = sys.getrecursionlimit()
-    gc.disable()
+    # Regions nest by recursion (MAX_DEPTH bounds it) and parsing forms no garbage cycles:
+    # both process-wide switches are held for the parse only and restored on every exit.
     try:
-        if old_limit < 20 * MAX_DEPTH:
-            sys.setrecursionlimit(20 * MAX_DEPTH)
-        module = parser.parse_top_level()
+        with gc_paused(), recursion_limit_at_least(20 * MAX_DEPTH):
+            module = parser.parse_top_level()
     except RecursionError:  # pragma: no cover - depth is bounded before this can happen
         raise parser.error("PARSE/015", "input nested too deeply") from None
-    finally:
-        if old_limit < 20 * MAX_DEPTH:
-            sys.setrecursionlimit(old_limit)
-        if gc_was_enabled:
-            gc.enable()
     module.source_texts[filename] = text
     return module

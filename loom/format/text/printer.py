@@ -8,7 +8,6 @@ continue after the closing ``}``.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +34,7 @@ from loom.ir import (
 )
 from loom.opview import SEGMENTS_ATTR, operand_groups, region_groups, result_groups
 from loom.registry import OpRegistry, as_registry
+from loom.switches import gc_paused
 
 INDENT = "  "
 _NO_SPACE_BEFORE = (",", ")", "]", "}")
@@ -284,13 +284,10 @@ class Printer:
         if module.file_header and module.ops:
             lines.append("")
         # The printer allocates no cycles; pausing the cyclic GC keeps big modules linear.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
         try:
-            self._print_block_ops(module.body, "", None, top=True)
+            with gc_paused():
+                self._print_block_ops(module.body, "", None, top=True)
         finally:
-            if gc_was_enabled:
-                gc.enable()
             self._reset_type_cache()  # its keys are ids: drop them with the module
         self._module = None
         return "\n".join(lines) + "\n" if lines else ""
