@@ -668,6 +668,8 @@ class Parser:
         first = True
         plans = self.plans
         ops = block.ops
+        if labels is None and region is not None:
+            labels = {}  # one label table for the region's blocks (filled on the first label)
         while True:
             toks = self.toks
             i = self.i
@@ -695,7 +697,7 @@ class Parser:
             if tok[0] == "^":
                 if region is None:
                     raise self.error("PARSE/003", f"block label {tok!r} outside a region")
-                block = self.parse_label(region, labels if labels is not None else {})
+                block = self.parse_label(region, labels)
                 ops = block.ops
                 first = True
                 continue
