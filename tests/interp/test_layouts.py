@@ -125,6 +125,15 @@ def test_static_strided_spec_is_a_one_stride_layout() -> None:
         np.testing.assert_array_equal(out, src[::3])
 
 
+def test_static_strided_layout_in_the_type() -> None:
+    dims = (4, 3)
+    src = np.arange(1 + 3 * 1 + 2 * 5 + 1, dtype=np.float32)
+    spec = "#encoding.layout.strided<strides=[1, 5]>"
+    for out in _run_both(_kernel(dims, (), (), 1, spec), src, 12, []):
+        i, j = np.meshgrid(np.arange(4), np.arange(3), indexing="ij")
+        np.testing.assert_array_equal(out.reshape(dims), src[1 + i + 5 * j])
+
+
 def test_access_beyond_the_layout_extent_is_out_of_bounds() -> None:
     """In range of the logical shape, outside the buffer: strides reach past the end."""
     dims, strides = (2, 3), (1, 4)

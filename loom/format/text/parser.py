@@ -48,6 +48,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.encoding_spec import SpecError, canonical_spec
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
 from loom.registry import OpRegistry, as_registry
 
@@ -555,8 +556,11 @@ class Parser:
                 raise self.error(
                     "PARSE/004", f"invalid type '{tok}': a vector has no layout", index
                 )
-            if text[0] == "#" and " " not in text:
-                layout = text
+            if text[0] == "#":
+                try:
+                    layout = canonical_spec(text)
+                except SpecError as e:
+                    raise self.error(e.code, f"invalid type '{clip(tok)}': {e}", index) from None
             elif text[0] == "%" and re.fullmatch(r"%[A-Za-z0-9_$-]+", text):
                 dynamic = True
                 layout = self.type_ref(text, index)
