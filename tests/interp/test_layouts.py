@@ -161,3 +161,16 @@ def test_strided_layout_rank_must_match_the_view() -> None:
         launch(module, "k", args=[np.zeros(8, np.float32), np.zeros(4, np.float32)])
     assert e.value.diagnostics[0].code == "RUNTIME/012"
     assert "rank 3 addresses a view of rank 2" in e.value.diagnostics[0].message
+
+
+def test_a_schema_is_no_layout_at_run_time() -> None:
+    """Unverified IR may attach a schema value to a view: the run stops with a Loom error."""
+    text = _kernel((2,), (1,), (False,), 0).replace(
+        "encoding.layout.strided [1] : encoding<layout>",
+        "encoding.define #q8_0<block=32> : encoding<layout>",
+    )
+    module = parse_module(text)
+    with pytest.raises(LoomRuntimeError) as e:
+        launch(module, "k", args=[np.zeros(2, np.float32), np.zeros(2, np.float32)])
+    assert e.value.diagnostics[0].code == "RUNTIME/012"
+    assert "#q8_0 is not an address layout" in e.value.diagnostics[0].message
