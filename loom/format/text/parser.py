@@ -49,6 +49,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.encoding_spec import SpecError, canonical_spec
 from loom.ir.locations import LINE_SHIFT, MAX_COL, MAX_LINE
 from loom.ir.types import YIELDABLE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
@@ -595,8 +596,11 @@ class Parser:
                 raise self.error(
                     "PARSE/004", f"invalid type '{tok}': a {kind.value} has no layout", index
                 )
-            if text[0] == "#" and " " not in text:
-                layout = text
+            if text[0] == "#":
+                try:
+                    layout = canonical_spec(text)
+                except SpecError as e:
+                    raise self.error(e.code, f"invalid type '{clip(tok)}': {e}", index) from None
             elif text[0] == "%" and re.fullmatch(r"%[A-Za-z0-9_$-]+", text):
                 dynamic = True
                 layout = self.type_ref(text, index)
