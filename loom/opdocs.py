@@ -57,6 +57,8 @@ _ATTR_KINDS = {
     AttrKind.NUMBER: "int, bool or float literal",
     AttrKind.STRING: "str",
     AttrKind.ENCODING: "encoding spec '#family<...>' (str)",
+    AttrKind.NAME: "dotted name (str, written bare)",
+    AttrKind.DICT: "dict (str keys; str, number, bool, int list or dict values)",
     AttrKind.BOOL: "bool",
     AttrKind.SYMBOL: "symbol name (str)",
     AttrKind.BLOCK: "block label (str)",
