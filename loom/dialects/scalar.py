@@ -58,9 +58,9 @@ GELU_VARIANT = EnumDef("variant", ("erf", "tanh", "logistic"))
 # ----------------------------------------------------------------------------- conversion
 
 
-def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
-    value = op.attributes.get("value")
-    t = op.results[0].type if op.results else None
+def constant_payload_violations(value: object, t: object) -> list[Violation]:
+    """The TYPE/005 violations of a constant payload ``value`` for the element type ``t``: float
+    literals for float types, integers that fit for integer types."""
     if not isinstance(t, ScalarType) or not (t.is_integer or t.is_float):
         return []
     if t.is_float:
@@ -88,6 +88,11 @@ def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
     if not lo <= int(value) <= hi:
         return [Violation("TYPE/005", f"attribute 'value' {value} does not fit in {t}", "value")]
     return []
+
+
+def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
+    t = op.results[0].type if op.results else None
+    return constant_payload_violations(op.attributes.get("value"), t)
 
 
 CONSTANT = op(

@@ -86,6 +86,7 @@ def _load_all() -> None:
         scf,
         target,
         test,
+        vector,
         view,
     )
     from loom.interp.semantics import config as _config  # noqa: F401

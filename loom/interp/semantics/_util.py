@@ -91,3 +91,18 @@ def any_true(m: Any) -> bool:
     if type(m) in _SCALAR_BOOL:
         return bool(m)
     return bool(np.any(m))
+
+
+def not_executable(why: str) -> Any:
+    """Semantics for an op that has no meaning on the reference target: a RUNTIME/013 error
+    naming the op and ``why``."""
+
+    def sem(ctx: Any, step: Any, *args: Any) -> Any:
+        raise ctx.error(
+            step,
+            "RUNTIME/013",
+            f"'{step.op.name}' is not executable on the reference target: {why}",
+            None,
+        )
+
+    return sem
