@@ -591,6 +591,12 @@ class TestBuilder(DialectBuilder):
     def fact_alias_scope_matches(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Whether two buffers share an alias scope."""
 
+class VectorBuilder(DialectBuilder):
+    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A vector whose every lane holds the same constant; the result type gives the shape and the element type that the payload must fit."""
+    def splat(self, *, scalar: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Replicate one scalar into every lane of a vector; the scalar already has the vector's element type (convert before or after, never inside the splat)."""
+
 class GlobalBuilder(DialectBuilder):
     def constant(self, *, symbol: Any, results: Any, predicates: Any = None, initializer: Any = None, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
         """A module-level value that only initializers write; a launch reads it (or supplies it)."""
@@ -646,6 +652,7 @@ class DialectNamespaces:
     cfg: CfgBuilder
     check: CheckBuilder
     test: TestBuilder
+    vector: VectorBuilder
     global_: GlobalBuilder
     config: ConfigBuilder
     sanitizer: SanitizerBuilder

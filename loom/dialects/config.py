@@ -25,7 +25,7 @@ from loom.dsl import (
     Violation,
     op,
 )
-from loom.ir import ScalarType, Type
+from loom.ir import ScalarType, Type, TypeKind
 
 CONFIG_KIND = "config"
 """Symbol kind of config declarations and definitions."""
@@ -75,7 +75,7 @@ def _verify_record(op: Any, ctx: Any) -> list[Violation]:
         return [Violation("STRUCTURE/014", f"declares {len(types)} types, expected one", "type")]
     t = types[0]
     out = []
-    if not isinstance(t, ScalarType):
+    if t.kind in _NOT_CONFIG_KINDS:
         out.append(
             Violation(
                 "TYPE/004",
@@ -88,6 +88,10 @@ def _verify_record(op: Any, ctx: Any) -> list[Violation]:
         if why is not None:
             out.append(Violation("TYPE/005", f"value: {why}", "value"))
     return out
+
+
+_NOT_CONFIG_KINDS = (TypeKind.BUFFER, TypeKind.VIEW, TypeKind.VECTOR, TypeKind.FUNCTION)
+"""Configs hold scalars and encoding values, never shaped payloads or storage."""
 
 
 def _verify_get(op: Any, ctx: Any) -> list[Violation]:

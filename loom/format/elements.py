@@ -635,6 +635,28 @@ def _named_values(t: Any) -> list[Value]:
 _LOCAL_NAME = r"%[A-Za-z0-9_$-]+"
 
 
+def _layout_name(tok: str) -> str:
+    """The SSA layout (encoding) name a shaped type token spells after its comma, or ''."""
+    if "," not in tok or not tok.endswith(">"):
+        return ""
+    name = tok[:-1].rsplit(",", 1)[1].strip()
+    return name if name.startswith("%") else ""
+
+
+def _layout_type(p: Any, tok: str, name: str, at: int) -> Any:
+    """The type of a name in a type's layout position: ``encoding<layout>`` for a view (the
+    encoding types, when declared), else a clear error."""
+    spelled = "encoding<layout>" if tok.startswith("view<") else "encoding"
+    t = p.type_of_token(spelled)
+    if t is None:
+        raise p.error(
+            "PARSE/004",
+            f"the layout name '{name}' needs the {spelled} type, which is not declared here",
+            at,
+        )
+    return t
+
+
 @dataclass(frozen=True)
 class LocalType(FormatElement):
     """A declared type (the one entry of type-array attribute ``field``) whose ``%names`` are
@@ -681,18 +703,12 @@ class LocalType(FormatElement):
                 return
             scope = s.scope(region, p)
             args = s.rargs[region]
-            layout = tok.rsplit(",", 1)[1].strip()[:-1] if "," in tok else ""
+            layout = _layout_name(tok)
             for name in names_in(tok):
                 if name in scope.names:
                     continue
-                if name == layout:
-                    raise p.error(
-                        "PARSE/004",
-                        f"a declaration-local layout or encoding name ('{name}') needs an "
-                        "encoding type, which this workbench does not model yet",
-                        i,
-                    )
-                args.append(p.define(scope, name, index_type, i))
+                t = index_type if name != layout else _layout_type(p, tok, name, i)
+                args.append(p.define(scope, name, t, i))
             floor = p.push_scope(scope, False)
             try:
                 t = p.parse_type()
@@ -752,8 +768,17 @@ class CoResultType(FormatElement):
             if not lhs:
                 raise p.expected("result names ('%value, %dims = ...')")
             first = p.new_value(scope, lhs[0], None, 0, False)
+            tok = p.peek() or ""
+            layout = _layout_name(tok)
             rest = [
-                p.new_value(scope, n, index_type, 2 * (k + 1), False) for k, n in enumerate(lhs[1:])
+                p.new_value(
+                    scope,
+                    n,
+                    index_type if n != layout else _layout_type(p, tok, n, i),
+                    2 * (k + 1),
+                    False,
+                )
+                for k, n in enumerate(lhs[1:])
             ]
             p.i = i
             t = p.parse_type()
