@@ -11,10 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loom.builder import module_builder
+from loom.dialects.encoding import ROLE_TYPES
+from loom.dialects.func import STATUS_CODE
 from loom.dsl import (
     AlignedRefs,
     ArgSource,
     AttrKind,
+    HasAncestor,
     OpDef,
     SameType,
     SameTypeAt,
@@ -22,7 +25,7 @@ from loom.dsl import (
     python_name,
 )
 from loom.errors import LoomBuilderError
-from loom.format.elements import ParamDict, walk
+from loom.format.elements import ParamDict, RegionTable, walk
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 from loom.ir import (
@@ -36,13 +39,16 @@ from loom.ir import (
     I64,
     INDEX,
     OFFSET,
+    FuncRefType,
+    FunctionType,
     Predicate,
     Type,
     Value,
+    tensor_type,
     vector_type,
     view_type,
 )
-from loom.ir.attributes import PREDICATE_ARITY
+from loom.ir.attributes import PREDICATE_ARITY, DictAttr
 from loom.ir.compare import module_diff
 from loom.registry import default_registry
 
@@ -57,6 +63,18 @@ ENCODING_SPECS = (
     "#physical_storage<layout=#strided<stride=4>, schema=#ggml_q4_0<block_elems=32>>",
     '#numeric_transform<family="hadamard", input_elems=8, output_elems=8>',
 )
+_SIGNATURE = FunctionType((INDEX,), (INDEX,))
+FRESH_TYPES = [
+    *ROLE_TYPES.values(),
+    tensor_type(F32, 4),
+    tensor_type(I32, 2, 4),
+    tensor_type(I8, 16),
+    FuncRefType(_SIGNATURE),
+    FuncRefType(_SIGNATURE, yieldable=True),
+]
+"""Types no argument has: a result may take one when no value in scope fits its constraint
+(encodings, tensors, function references), so later ops find operands of these types."""
+PROVIDERS = ["target.feature", "reference.copy", "device.memory"]
 
 
 class Generator:
@@ -76,10 +94,16 @@ class Generator:
     def types(self, pool: dict[Type, list[Value]]) -> list[Type]:
         return list(pool)
 
-    def pick_type(self, constraint: Any, pool: dict[Type, list[Value]]) -> Type | None:
+    def pick_type(
+        self, constraint: Any, pool: dict[Type, list[Value]], fresh: bool = False
+    ) -> Type | None:
+        """A type meeting ``constraint``: one of the values in ``pool`` or, for a result
+        (``fresh``) when none fits, one of FRESH_TYPES."""
         options = [t for t in pool if constraint(t)]
         if constraint.fixed is not None:
             return constraint.fixed
+        if not options and fresh:
+            options = [t for t in FRESH_TYPES if constraint(t)]
         return self.rng.choice(options) if options else None
 
     def attr_value(self, a: Any, pool: dict[Type, list[Value]]) -> Any:
@@ -104,6 +128,11 @@ class Generator:
             return rng.random() < 0.5
         if k == AttrKind.UNIT:
             return True
+        if k == AttrKind.NAME:
+            return rng.choice(PROVIDERS)
+        if k == AttrKind.DICT:
+            # never empty: the builder keeps {}, the printer writes nothing for it
+            return DictAttr({"feature": "x", "n": rng.randrange(4)})
         if k == AttrKind.SYMBOL:
             return rng.choice(["t", "lib.f", "k"])
         if k == AttrKind.I64_ARRAY:
@@ -175,6 +204,13 @@ class Generator:
                 count = len(kw.get(python_name(e.field), []))
                 if count:
                     kw[python_name(e.names)] = ",".join(f"p{k}" for k in range(count))
+        counts: dict[str, int] = {}  # regions per variadic region field
+        for e in walk(decl.format):
+            if isinstance(e, RegionTable):  # one increasing key per case region
+                hidden.add(e.keys)
+                keys = sorted(rng.sample(range(-2, 9), rng.randrange(3)))
+                counts[e.cases] = len(keys)
+                kw[python_name(e.keys)] = keys
         for a in decl.attrs:
             if a.name in hidden or (a.optional and rng.random() < 0.5):
                 continue
@@ -189,31 +225,29 @@ class Generator:
                     results.extend(op_types.get(tied[r.name], []))
                 elif r.variadic:
                     for _ in range(rng.randrange(3)):
-                        t = self.pick_type(r.constraint, pool)
+                        t = self.pick_type(r.constraint, pool, fresh=True)
                         if t is not None:
                             results.append(t)
                 else:
-                    t = same.get(r.name) or self.pick_type(r.constraint, pool)
+                    t = same.get(r.name) or self.pick_type(r.constraint, pool, fresh=True)
                     if t is None:
                         return
                     results.append(t)
             kw["results"] = results
             kw["names"] = [self.name() for _ in results]
+        regions: list[tuple[Any, Any]] = []
         for rd in decl.regions:
             if rd.optional and rng.random() < 0.5:
                 break
             if depth > 2:
                 return
-            region = self.b.region()
             if rd.arg_source in (ArgSource.PAIRS, ArgSource.VALUES):
                 return
-            kw[python_name(rd.name)] = region
-            kw["_region_" + rd.name] = (rd, region)
-        regions = [(k, v) for k, v in kw.items() if k.startswith("_region_")]
-        for k, _ in regions:
-            del kw[k]
+            made = [self.b.region() for _ in range(counts.get(rd.name, 1))]
+            kw[python_name(rd.name)] = made if rd.variadic else made[0]
+            regions.extend((rd, region) for region in made)
         # Regions are filled before the op exists: derived entry args are made here.
-        for _, (rd, region) in regions:
+        for rd, region in regions:
             arg_types = _derived(rd, kw, decl, op_types)
             if arg_types is None:
                 return
@@ -270,10 +304,37 @@ class Generator:
             return False
         return True
 
-    def fill(self, block: Any, pool: dict[Type, list[Value]], depth: int) -> None:
-        decls = [d for d in REGISTRY if d.symbol_trait is None and not d.is_terminator]
+    def fill(
+        self,
+        block: Any,
+        pool: dict[Type, list[Value]],
+        depth: int,
+        decls: list[OpDef] | None = None,
+    ) -> None:
+        decls = decls or DECLS
+        if depth == 0:  # values of the types no argument has, for the ops below to use
+            for d in PRODUCERS:
+                if d in decls and self.rng.random() < 0.4:
+                    self.op(d, pool, depth)
         for _ in range(self.rng.randrange(1, 16 if depth == 0 else 4)):
             self.op(self.rng.choice(decls), pool, depth)
+
+
+DECLS = [d for d in REGISTRY if d.symbol_trait is None and not d.is_terminator]
+PRODUCERS = [
+    d
+    for d in DECLS
+    if not d.regions
+    and all(o.optional or o.variadic for o in d.operands)
+    and any(r.constraint(t) for r in d.results for t in FRESH_TYPES)
+]
+"""Ops that make a value of a FRESH type from nothing (encoding.layout.dense, func.null...)."""
+IN_CASE = [
+    d
+    for d in DECLS
+    if any(REGISTRY.get(t.ancestor).symbol_trait.kind == "record" for t in d.traits_of(HasAncestor))
+]
+"""Ops that belong inside an enclosing record (check case ops)."""
 
 
 def _derived(
@@ -322,16 +383,89 @@ def random_module(seed: int) -> Any:
         g.fill(body.blocks[0], pool, 0)
         b.kernel.return_()
     b.kernel.def_(callee="k", target="t", config=config, body=body, args=args)
-    p = b.value("p", INDEX)
+    _function(g)
+    _check_case(g)
+    _test_function(g)
+    return g.module
+
+
+def _function(g: Generator) -> None:
+    """func.def @lib.f: one block, or an entry block branching (cfg) to labelled blocks; each
+    final block returns a value or fails with a message."""
+    b, rng = g.b, g.rng
+    p, c, msg = b.value("p", INDEX), b.value("c", I1), b.value("msg", BUFFER_TYPE)
     fbody = b.region()
-    fpool: dict[Type, list[Value]] = {INDEX: [p]}
+    fpool: dict[Type, list[Value]] = {INDEX: [p], I1: [c], BUFFER_TYPE: [msg]}
+    shape = rng.choice(["one", "one", "br", "cond_br", "switch"])
     with b.insertion_block(fbody.blocks[0]):
         g.fill(fbody.blocks[0], fpool, 1)
-        b.func.return_(operands=[rng.choice(fpool[INDEX])])
+        if shape == "one":
+            _end_function(g, fpool)
+    if shape == "br":
+        join = b.block(fbody, "join", [("r", INDEX)])
+        with b.insertion_block(fbody.blocks[0]):
+            b.cfg.br(dest="join", args=[rng.choice(fpool[INDEX])])
+        tails = [(join, {**fpool, INDEX: [*fpool[INDEX], *join.args]})]
+    elif shape != "one":
+        yes, no = b.block(fbody, "yes"), b.block(fbody, "no")
+        with b.insertion_block(fbody.blocks[0]):
+            if shape == "cond_br":
+                b.cfg.cond_br(condition=rng.choice(fpool[I1]), true_dest="yes", false_dest="no")
+            else:
+                b.cfg.switch(
+                    selector=rng.choice(fpool[INDEX]),
+                    case_keys=[0, 3],
+                    case_dests=["yes", "no"],
+                    default_dest="no",
+                )
+        tails = [(yes, dict(fpool)), (no, dict(fpool))]
+    for block, pool in tails if shape != "one" else ():
+        pool = {t: list(vs) for t, vs in pool.items()}
+        with b.insertion_block(block):
+            g.fill(block, pool, 1)
+            _end_function(g, pool)
     b.func.def_(
-        callee="lib.f", args=[p], results=[INDEX], body=fbody, purity=rng.choice([None, "pure"])
+        callee="lib.f",
+        args=[p, c, msg],
+        results=[INDEX],
+        body=fbody,
+        purity=rng.choice([None, "pure"]),
     )
-    return g.module
+
+
+def _end_function(g: Generator, pool: dict[Type, list[Value]]) -> None:
+    if g.rng.random() < 0.25:
+        g.b.func.fail(status=g.rng.choice(STATUS_CODE.cases), message=pool[BUFFER_TYPE][0])
+    else:
+        g.b.func.return_(operands=[g.rng.choice(pool[INDEX])])
+
+
+def _check_case(g: Generator) -> None:
+    """A check.case of the ops that need one around them, on values they make themselves."""
+    b = g.b
+    body = b.region()
+    pool: dict[Type, list[Value]] = {}
+    with b.insertion_block(body.blocks[0]):
+        g.fill(body.blocks[0], pool, 0, IN_CASE)
+        b.check.return_()
+    b.check.case(case_symbol="c", body=body, visibility=g.rng.choice([None, "public"]))
+
+
+def _test_function(g: Generator) -> None:
+    """A test.func passing on some of its arguments (test.yield)."""
+    b, rng = g.b, g.rng
+    args = [b.value(g.name(), t) for t in rng.sample(SCALARS, rng.randrange(1, 4))]
+    pool: dict[Type, list[Value]] = {}
+    for a in args:
+        pool.setdefault(a.type, []).append(a)
+    body = b.region()
+    with b.insertion_block(body.blocks[0]):
+        g.fill(body.blocks[0], pool, 1)
+        out = [rng.choice(vs) for vs in pool.values() if rng.random() < 0.5]
+        b.test.yield_(values=out)
+    # no result list is no attribute (the builder keeps an empty list, which prints as none)
+    types = [v.type for v in out] or None
+    b.test.func(callee="tf", args=args, results=types, body=body)
 
 
 def check_round_trip(seed: int) -> None:
