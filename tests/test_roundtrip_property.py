@@ -105,8 +105,8 @@ class Generator:
         options = [t for t in pool if constraint(t)]
         if constraint.fixed is not None:
             return constraint.fixed
-        if not options and fresh:
-            options = [t for t in FRESH_TYPES if constraint(t)]
+        if fresh and (not options or not constraint(INDEX)):  # not a scalar: any fresh one
+            options += [t for t in FRESH_TYPES if constraint(t) and t not in pool]
         return self.rng.choice(options) if options else None
 
     def attr_value(self, a: Any, pool: dict[Type, list[Value]]) -> Any:
@@ -316,22 +316,39 @@ class Generator:
     ) -> None:
         decls = decls or DECLS
         if depth == 0:  # values of the types no argument has, for the ops below to use
-            for d in PRODUCERS:
-                if d in decls and self.rng.random() < 0.4:
-                    self.op(d, pool, depth)
+            for _ in range(3):  # chains: a descriptor, a transfer using it, their group
+                for d in PRODUCERS:
+                    if d in decls and _makes_new_type(d, pool) and self.rng.random() < 0.4:
+                        self.op(d, pool, depth)
         for _ in range(self.rng.randrange(1, 16 if depth == 0 else 4)):
             self.op(self.rng.choice(decls), pool, depth)
 
 
 DECLS = [d for d in REGISTRY if d.symbol_trait is None and not d.is_terminator]
-PRODUCERS = [
-    d
-    for d in DECLS
-    if not d.regions
-    and all(o.optional or o.variadic for o in d.operands)
-    and any(r.constraint(t) for r in d.results for t in FRESH_TYPES)
-]
-"""Ops that make a value of a FRESH type from nothing (encoding.layout.dense, func.null...)."""
+
+
+def _new_types(d: OpDef) -> bool:
+    return any(
+        r.constraint.fixed is not None or any(r.constraint(t) for t in FRESH_TYPES)
+        for r in d.results
+    )
+
+
+PRODUCERS = [d for d in DECLS if not d.regions and _new_types(d)]
+"""Ops whose result can be of a type no argument has (encoding.layout.dense, func.null...)."""
+
+
+def _makes_new_type(d: OpDef, pool: dict[Type, list[Value]]) -> bool:
+    """Whether ``d`` can make a value of a type ``pool`` has none of."""
+    for r in d.results:
+        c = r.constraint
+        if c.fixed is not None and c.fixed not in pool:
+            return True
+        if c.fixed is None and not c(INDEX) and any(c(t) and t not in pool for t in FRESH_TYPES):
+            return True
+    return False
+
+
 IN_CASE = [
     d
     for d in DECLS
