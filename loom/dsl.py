@@ -82,7 +82,7 @@ FUNC_REF = TypeConstraint(
     lambda t: isinstance(t, FuncRefType) and isinstance(t.signature, FunctionType),
 )
 VALUE_TYPE = TypeConstraint(
-    "a scalar, buffer, view, vector or tensor type", lambda t: t.kind is not TypeKind.FUNCTION
+    "a scalar, buffer, view, vector, tensor or tile type", lambda t: t.kind is not TypeKind.FUNCTION
 )
 TENSOR = TypeConstraint(
     "a tensor type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR
