@@ -6,8 +6,8 @@ recomputed with :func:`token_spans` when a diagnostic needs a column. Tokens are
 whose first character tells their class (``%`` value, ``@`` symbol, ``"`` string, ``^`` label,
 ``#`` hash attribute, digit or ``-`` number, ``/`` comment, letter identifier, else punctuation).
 Shaped types (``view<...>``, ``vector<...>``, ``tensor<...>``, ``tile<...>``) are single tokens
-so that ``4x8xf32`` never reads as hex or as identifiers; so is a role-qualified ``encoding<layout>``, which every type position
-then reads as one name.
+so that ``4x8xf32`` never reads as hex or as identifiers; so is a role-qualified
+``encoding<layout>``, which every type position then reads as one name.
 """
 
 from __future__ import annotations
