@@ -153,6 +153,7 @@ class AttrKind:
     INT = "int"
     FLOAT = "float"
     NUMBER = "number"  # int, bool or float literal (constants)
+    LITERAL = "literal"  # a NUMBER, a static encoding spec ('#family<...>') or a [...] list
     STRING = "string"
     NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
     DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`

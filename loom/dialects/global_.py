@@ -186,7 +186,7 @@ def _value_global(name: str, doc: str, examples: list[Example]) -> Any:
             AttrDef("symbol", AttrKind.SYMBOL),
             AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
             AttrDef("predicates", AttrKind.PREDICATES, optional=True),
-            AttrDef("initializer", AttrKind.NUMBER, optional=True),
+            AttrDef("initializer", AttrKind.LITERAL, optional=True),
         ],
         regions=[NAMES_REGION],
         traits=[Symbol("symbol", kind=GLOBAL_KIND)],

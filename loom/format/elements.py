@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
+from loom.ir.types import ENCODING_TYPE_NAME, opaque_type
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -635,6 +636,19 @@ def _named_values(t: Any) -> list[Value]:
 _LOCAL_NAME = r"%[A-Za-z0-9_$-]+"
 
 
+def _attachment_type(p: Any, name: str, index: int) -> Any:
+    """The type of a value a type names as its attachment (``%enc`` of ``tile<4xf32, %enc>``):
+    ``encoding``, declared by the encoding dialect."""
+    t = opaque_type(ENCODING_TYPE_NAME)
+    if t is None:
+        raise p.error(
+            "PARSE/004",
+            f"an attachment name ('{name}') needs the encoding dialect's encoding type",
+            index,
+        )
+    return t
+
+
 @dataclass(frozen=True)
 class LocalType(FormatElement):
     """A declared type (the one entry of type-array attribute ``field``) whose ``%names`` are
@@ -685,13 +699,9 @@ class LocalType(FormatElement):
             for name in names_in(tok):
                 if name in scope.names:
                     continue
-                if name == layout:
-                    raise p.error(
-                        "PARSE/004",
-                        f"a declaration-local layout or encoding name ('{name}') needs an "
-                        "encoding type, which this workbench does not model yet",
-                        i,
-                    )
+                if name == layout:  # an SSA attachment: a value of type encoding
+                    args.append(p.define(scope, name, _attachment_type(p, name, i), i))
+                    continue
                 args.append(p.define(scope, name, index_type, i))
             floor = p.push_scope(scope, False)
             try:
@@ -758,6 +768,10 @@ class CoResultType(FormatElement):
             p.i = i
             t = p.parse_type()
             first.type = t
+            enc = getattr(t, "encoding", None)
+            for v in rest:
+                if v is enc:  # the attachment co-result is an encoding value
+                    v.type = _attachment_type(p, lhs[-1], i)
             s.rtypes[field] = (t, *(v.type for v in rest))
             s.made = (first, *rest)
 

@@ -171,6 +171,12 @@ def opaque_type(name: str) -> OpaqueType | None:
     return OpaqueType._registered.get(name)
 
 
+ENCODING_TYPE_NAME = "encoding"
+"""The opaque type (declared by the encoding dialect) of a value a shaped type names as its
+attachment when nothing says more: a declaration-local ``%enc`` of ``tile<4xf32, %enc>``, or a
+``global.load`` co-result."""
+
+
 def opaque_types() -> tuple[OpaqueType, ...]:
     """Every declared opaque type, in declaration order."""
     return tuple(OpaqueType._registered.values())
