@@ -6,6 +6,7 @@ from typing import Any
 
 from loom.interp.semantics import semantics
 from loom.interp.semantics._records import records_of
+from loom.ir import ScalarType
 
 
 @semantics("config.decl", "config.def")
@@ -18,6 +19,15 @@ def _get(ctx: Any, step: Any) -> Any:
     name = step.attrs["config"]
     records = records_of(ctx)
     value = records.configs.get(name)
+    t = records.config_types.get(name)
+    if value is None and t is not None and not isinstance(t, ScalarType):
+        raise ctx.error(
+            step,
+            "RUNTIME/013",
+            f"'{step.op.name}' of {t} is not executable on the reference target: encoding "
+            "configs are not modelled (scalar configs are)",
+            None,
+        )
     if value is None:
         if name in records.config_types:
             why = (
