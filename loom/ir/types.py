@@ -177,6 +177,11 @@ attachment when nothing says more: a declaration-local ``%enc`` of ``tile<4xf32,
 ``global.load`` co-result."""
 
 
+def is_encoding_type(t: Type) -> bool:
+    """True for ``encoding`` and its role-qualified forms (``encoding<schema>``...)."""
+    return isinstance(t, OpaqueType) and t.name.split("<", 1)[0] == ENCODING_TYPE_NAME
+
+
 def opaque_types() -> tuple[OpaqueType, ...]:
     """Every declared opaque type, in declaration order."""
     return tuple(OpaqueType._registered.values())
