@@ -12,6 +12,7 @@ from loom.dialects.encoding import ENCODING, SCHEMA
 from loom.errors import LoomBuilderError, LoomParseError, LoomRuntimeError
 from loom.format.bytecode.reader import read_module
 from loom.format.bytecode.writer import write_module
+from loom.format.text import parse_format as pf
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
 from loom.highlight import LoomLexer
@@ -19,6 +20,7 @@ from loom.interp import Stepper, launch
 from loom.ir import F32, I8, INDEX, DynamicDim, ShapedType, TypeKind, tile_type
 from loom.ir.compare import module_diff
 from loom.ir.types import is_encoding_type
+from loom.registry import default_registry
 from loom.verify import verify_module
 
 KERNEL = """kernel.def @k(%n: index) {{
@@ -104,11 +106,26 @@ def test_bad_tile_spellings_are_parse_errors(spelling: str, fragment: str) -> No
 
 
 def test_the_line_fast_path_reads_tile_types() -> None:
-    body = "".join(f"  %t{k} = test.constant 0.0 : tile<16x32xf32>\n" for k in range(4))
+    body = "".join(
+        f"  %t{k} = test.constant {k} : tile<16x32xi8, #q8_0<block=32>>\n" for k in range(4)
+    )
     text = f"func.def @f() {{\n{body}  func.return\n}}\n"
-    m = parse_module(text)
+    plan = pf.plan_for(default_registry().get("test.constant"))
+    inner, calls = plan.line_fn, []
+
+    def spy(*args):  # noqa: ANN002, ANN202
+        calls.append(args)
+        return inner(*args)
+
+    plan.line_fn = spy
+    try:
+        m = parse_module(text)
+    finally:
+        plan.line_fn = inner
+    assert len(calls) == 4
     ops = m.ops[0].regions[0].blocks[0].ops
-    assert all(o.results[0].type == tile_type(F32, 16, 32) for o in ops[:4])
+    want = tile_type(I8, 16, 32, encoding="#q8_0<block=32>")
+    assert all(o.results[0].type == want for o in ops[:4])
     assert print_module(m) == text
 
 
