@@ -180,6 +180,11 @@ def test_global_load_builder_refuses_a_non_encoding_attachment_result() -> None:
         ("config.decl @t : tile<4xf32>\n", ["TYPE/004"]),
         ("global.constant @w : tile<4xf32> = [1, 2, 3, 4]\n", ["TYPE/004"]),
         ("global.constant @w : f32 = [1.0]\n", ["TYPE/005"]),
+        ("func.def @f() {\n  %t = test.constant 0 : tile<4xi8>\n  func.return\n}\n", []),
+        (
+            "func.def @f() {\n  %t = test.constant 0 : view<4xi8>\n  func.return\n}\n",
+            ["TYPE/004"],
+        ),
     ],
 )
 def test_record_values_and_types(text: str, codes: list[str]) -> None:
