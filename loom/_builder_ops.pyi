@@ -382,7 +382,7 @@ class ScalarBuilder(DialectBuilder):
         """Returns its operands unchanged, carrying promised facts about them."""
 
 class ScfBuilder(DialectBuilder):
-    def for_(self, *, lower_bound: Value, upper_bound: Value, step: Value, iter_args: Sequence[Value] | None = None, unroll_factor: Value | None = None, unroll_policy: Any = None, unroll_schedule: Any = None, body: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+    def for_(self, *, lower_bound: Value, upper_bound: Value, step: Value, iter_args: Sequence[Value] | None = None, unroll_factor: Value | None = None, residency_minimum: Value | None = None, unroll_policy: Any = None, unroll_schedule: Any = None, residency_policy: Any = None, body: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Counted loop from lower_bound (inclusive) to upper_bound (exclusive) by a positive step."""
     def if_(self, *, condition: Value, then_region: Region | None = None, else_region: Region | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Runs then_region when the condition holds, else_region otherwise; yields the results."""
@@ -400,6 +400,10 @@ class ScfBuilder(DialectBuilder):
         """A function-level register-residency contract for the compiler (minimum -1: no floor)."""
     def candidate(self, *, source: Value, captures: Sequence[Value] | None = None, candidate_id: Any, recompute_cost: Any, preserves_baseline: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Marks source as a residency candidate the compiler may recompute from captures; the result is source."""
+    def switch(self, *, selector: Value, case_keys: Any, default_region: Region | None = None, case_regions: Sequence[Region] | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Runs the case region whose key equals the selector, else the default region; yields the results."""
+    def lookup(self, *, selector: Value, values: Sequence[Value] | None = None, case_keys: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Picks the row of values whose key equals the selector, else the default row (whole values, no region runs)."""
 
 class BufferBuilder(DialectBuilder):
     def view(self, *, buffer: Value, byte_offset: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
@@ -456,27 +460,43 @@ class ViewBuilder(DialectBuilder):
 class FuncBuilder(DialectBuilder):
     def def_(self, *, visibility: Any = None, retain: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, body: Region | None = None, location_id: int | None = None) -> None:
         """A function: a symbol with arguments, result types and a body ending in func.return."""
+    def decl(self, *, visibility: Any = None, retain: Any = None, import_policy: Any = None, import_module: Any = None, import_symbol: Any = None, cc: Any = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, target: Any = None, abi: Any = None, export_symbol: Any = None, callee: Any, results: Any = None, predicates: Any = None, args: Any = None, signature: Region | None = None, location_id: int | None = None) -> None:
+        """A function defined elsewhere (an import; in the interpreter, a Python function bound with launch(functions=...)): a callable signature without a body."""
     def call(self, *, operands: Sequence[Value] | None = None, purity: Any = None, temperature: Any = None, inline_policy: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Calls a function."""
+    def call_indirect(self, *, target: Value, operands: Sequence[Value] | None = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+        """Calls the function a function reference names (each workitem its own function)."""
     def return_(self, *, operands: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Ends a function body, returning values."""
     def fail(self, *, message: Value, status: Any, location_id: int | None = None) -> None:
         """Ends the invocation with a non-OK status and a diagnostic message (bytes of a buffer)."""
+    def null(self, *, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A null function reference of the given type (calling it is a runtime error)."""
+    def compare_null(self, *, function: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when a function reference is null."""
+    def address(self, *, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A function reference to a func.def or func.decl (its signature must match exactly)."""
+    def ref_cast(self, *, source: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Widens a synchronous function reference to a yieldable one with the same signature (the same function)."""
+    def resolved(self, *, callee: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the function is available: a definition, or a declaration the host bound."""
 
 class CfgBuilder(DialectBuilder):
     def br(self, *, args: Sequence[Value] | None = None, dest: Any, location_id: int | None = None) -> None:
         """Jumps to block dest, passing args as its block arguments."""
     def cond_br(self, *, condition: Value, true_dest: Any, false_dest: Any, location_id: int | None = None) -> None:
         """Jumps to true_dest when the condition holds, else to false_dest (neither takes values)."""
+    def switch(self, *, selector: Value, case_keys: Any, case_dests: Any, default_dest: Any, location_id: int | None = None) -> None:
+        """Jumps to the case block whose key equals the selector, else to default_dest (no block takes values)."""
 
 class CheckBuilder(DialectBuilder):
     def case(self, *, visibility: Any = None, case_symbol: Any, body: Region | None = None, location_id: int | None = None) -> None:
         """An executable test case: a body of inputs, invocations and expectations run per sample."""
     def return_(self, *, location_id: int | None = None) -> None:
         """Ends a check case body."""
-    def requires(self, *, provider: Any, location_id: int | None = None) -> None:
+    def requires(self, *, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Skips the case unless the named provider reports the requirement satisfied."""
-    def skip_if(self, *, provider: Any, reason: Any = None, location_id: int | None = None) -> None:
+    def skip_if(self, *, provider: Any, attrs: Any = None, reason: Any = None, location_id: int | None = None) -> None:
         """Skips the case when the named provider reports the predicate satisfied."""
     def range(self, *, policy: Any, lower: Any, upper: Any, step: Any = None, param_name: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A case parameter sweeping a linear or power-of-two range of scalar values."""
@@ -496,7 +516,7 @@ class CheckBuilder(DialectBuilder):
         """A tensor read from a NumPy ``.npy`` file (path relative to the module's directory)."""
     def file_write_npy(self, *, value: Value, mode: Any = None, path: Any, location_id: int | None = None) -> None:
         """Writes a value to a ``.npy`` file after the expectations (always or only on failure)."""
-    def call(self, *, inputs: Sequence[Value] | None = None, provider: Any, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
+    def call(self, *, inputs: Sequence[Value] | None = None, provider: Any, attrs: Any = None, callee: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Computes expected values with a named oracle provider (``reference.*`` run in NumPy)."""
     def equal(self, *, actual: Value, expected: Value, location_id: int | None = None) -> None:
         """Expects equal values (floats by IEEE ==, NaN never equal; other types exactly)."""
@@ -506,11 +526,11 @@ class CheckBuilder(DialectBuilder):
         """Expects |actual - expected| <= atol + rtol*|expected| elementwise, with a NaN policy."""
     def shape(self, *, value: Value, dims: Sequence[Value] | None = None, location_id: int | None = None) -> None:
         """Expects a tensor of the given shape (static sizes mixed with index values)."""
-    def expect(self, *, actual: Value, expected: Value, provider: Any, location_id: int | None = None) -> None:
+    def expect(self, *, actual: Value, expected: Value, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Expects a named custom validator provider to accept actual against expected."""
-    def event(self, *, provider: Any, location_id: int | None = None) -> None:
+    def event(self, *, provider: Any, attrs: Any = None, location_id: int | None = None) -> None:
         """Expects a number of captured device events (sanitizer reports) matching given keys."""
-    def benchmark(self, *, case_ref: Any, benchmark: Any, location_id: int | None = None) -> None:
+    def benchmark(self, *, case_ref: Any, benchmark: Any = None, attrs: Any = None, location_id: int | None = None) -> None:
         """A benchmark record over a case, fixing some of its parameters."""
     def view(self, *, source: Value, byte_offset: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """A dense typed alias of a tensor's storage starting ``byte_offset`` bytes in."""
@@ -591,6 +611,32 @@ class TestBuilder(DialectBuilder):
     def fact_alias_scope_matches(self, *, lhs: Value, rhs: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
         """Whether two buffers share an alias scope."""
 
+class VectorBuilder(DialectBuilder):
+    def constant(self, *, value: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A vector whose every lane holds the same constant; the result type gives the shape and the element type that the payload must fit."""
+    def splat(self, *, scalar: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Replicate one scalar into every lane of a vector; the scalar already has the vector's element type (convert before or after, never inside the splat)."""
+
+class EncodingBuilder(DialectBuilder):
+    def layout_dense(self, *, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The dense row-major address layout (last axis contiguous), as a value views can carry."""
+    def layout_strided(self, *, strides: Sequence[Value] | None = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """A strided address layout: one element stride per axis, in axis order (static or index operands); element i is at sum(i[d] * stride[d]) elements from the view's base."""
+    def define(self, *, params: Sequence[Value] | None = None, spec: Any, param_names: Any = None, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """An encoding value from a static spec and named dynamic parameters (one namespace: a name is either static or dynamic)."""
+    def isa(self, *, enc: Value, category: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the encoding belongs to a category ("quantized"...) or, with a spec, is exactly that static encoding."""
+    def layout_assume_dense(self, *, layout: Value, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same layout value, promised to be dense row-major (a false promise is undefined)."""
+    def layout_assume_strided(self, *, layout: Value, rank: Any, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same layout value, promised to be strided of the given rank (strides unknown, non-negative)."""
+    def assume_spec(self, *, enc: Value, spec: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same encoding value, promised to be exactly the static spec."""
+    def matches(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """True when the schema's summary has every stated field (element_format, payload_packing, affine; omitted fields match anything)."""
+    def assume_match(self, *, enc: Value, element_format: Any = None, payload_packing: Any = None, affine: Any = None, results: Sequence[Type] | None = None, name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """The same schema value, promised to have the stated summary fields."""
+
 class GlobalBuilder(DialectBuilder):
     def constant(self, *, symbol: Any, results: Any, predicates: Any = None, initializer: Any = None, local_names: Any = None, locals: Region | None = None, location_id: int | None = None) -> None:
         """A module-level value that only initializers write; a launch reads it (or supplies it)."""
@@ -646,6 +692,8 @@ class DialectNamespaces:
     cfg: CfgBuilder
     check: CheckBuilder
     test: TestBuilder
+    vector: VectorBuilder
+    encoding: EncodingBuilder
     global_: GlobalBuilder
     config: ConfigBuilder
     sanitizer: SanitizerBuilder

@@ -386,6 +386,8 @@ class LoomBuilder(_Namespaces):
                 if not a.optional:
                     raise fail(f"missing attribute '{key}'")
                 continue
+            if a.optional and type(raw) is type(a.default) and raw == a.default:
+                continue  # the declared default: elided in text, so not stored either
             value = _coerce_attr(a, raw)
             problem = attr_problem(a, value)
             if problem:

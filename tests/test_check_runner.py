@@ -588,3 +588,26 @@ def test_func_decl_satisfied_by_a_library(tmp_path: Path) -> None:
     report = lc.run(_module(DECL_CASE))
     assert len(report.failed) == 4
     assert "@scale is only declared ('func.decl')" in report.failed[0].issues[0]
+
+
+def test_writes_through_a_tensor_view_reach_its_source() -> None:
+    text = (
+        LIB_KERNEL
+        + """
+check.case @c {
+  %n = check.literal value(4) : index
+  %packed = check.generate.fill value(-1) : tensor<6xi32>
+  %middle = check.tensor.view %packed offset(8) : tensor<6xi32> -> tensor<4xi32>
+  kernel.launch @fill[%n](%n, %middle) : [index](index, tensor<4xi32>)
+  %want = check.file.read.npy path("want.npy") : tensor<6xi32>
+  check.expect.equal actual(%packed) expected(%want) : tensor<6xi32>
+  check.return
+}
+"""
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        np.save(Path(d) / "want.npy", np.array([-1, -1, 0, 1, 2, 3], dtype=np.int32))
+        report = lc.run(_module(text), base_dir=d)
+    assert report.ok, report.render()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from loom import module_builder
 from loom.dialects.encoding import ENCODING, LAYOUT, SCHEMA, STORAGE, TRANSFORM, spec_problems
-from loom.errors import LoomParseError
+from loom.errors import BytecodeError, LoomParseError
 from loom.format.bytecode import read_module, write_module
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
@@ -199,3 +199,17 @@ def test_spec_error_points_at_the_spec() -> None:
     d = e.value.diagnostics[0]
     assert d.code == "PARSE/028"
     assert (d.range.line, d.range.column) == (2, 24)  # the caret is on the spec
+
+
+def test_bytecode_refuses_a_layout_that_is_not_a_spec() -> None:
+    module = parse_module(
+        "func.def @f(%b: buffer, %o: offset) {\n"
+        "  %v = buffer.view %b[%o] : buffer -> view<4xf32, #dense>\n"
+        "  func.return\n}\n"
+    )
+    v = next(v for v in module.values if getattr(v.type, "encoding", None) == "#dense")
+    v.type = view_type(F32, 4, layout="#d se")  # what no parser makes: a hostile file
+    with pytest.raises(BytecodeError) as e:
+        read_module(write_module(module))
+    assert e.value.diagnostics[0].code == "BYTECODE/013"
+    assert "'#d se' is not a spec" in e.value.diagnostics[0].message

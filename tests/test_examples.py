@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module
@@ -51,3 +52,20 @@ def test_reverse_blocks_races_without_its_barrier() -> None:
     data = np.zeros(64, np.float32)
     r = launch(module, "reverse_blocks_f32", workload=(2,), args=(2, data))
     assert any(d.code == "SANITIZE/002" for d in r.findings)
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_transpose_is_a_copy_through_two_layouts(sanitize: bool) -> None:
+    rows, cols, pitch = 13, 10, 16  # neither extent a multiple of the 8 x 8 workgroup
+    a = np.full((rows, pitch), np.nan, dtype=np.float32)  # the padding must never be read
+    a[:, :cols] = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) - 40
+    b = np.full((cols, rows), -1, dtype=np.float32)
+    r = launch(
+        load("transpose_pitched_f32"),
+        "transpose_pitched_f32",
+        workload=(rows, cols),
+        args=(rows, cols, pitch, a, b),
+        sanitize=sanitize,
+    )
+    assert r.grid == (2, 2, 1) and r.findings == []
+    np.testing.assert_array_equal(b, a[:, :cols].T)

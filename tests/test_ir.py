@@ -148,7 +148,8 @@ def test_declarations_are_complete() -> None:
 
 def test_no_op_name_is_spelled_outside_declarations_and_semantics() -> None:
     pattern = re.compile(
-        r"[\"'](kernel|index|scalar|scf|buffer|view|func|target|cfg|check|test|vector|encoding|global|config|sanitizer)\.[a-z_.0-9]+"
+        r"[\"'](kernel|index|scalar|scf|buffer|view|func|target|cfg|check|test|vector"
+        r"|encoding|global|config|sanitizer)\.[a-z_.0-9]+"
         r"[\"']"
     )
     offenders = []

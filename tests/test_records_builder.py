@@ -83,3 +83,22 @@ def test_load_results_the_text_cannot_spell_are_refused(results, fragment: str) 
             results = [view_type(F32, d), F32]
         with pytest.raises(LoomBuilderError, match=fragment):
             b.global_.load(global_="g", results=results)
+
+
+def test_an_attribute_equal_to_its_declared_default_is_not_stored() -> None:
+    m, b = module_builder()
+    v = b.value("v", view_type(F32, 4))
+    body = b.region()
+    with b.insertion_block(body.blocks[0]):
+        b.sanitizer.race_access(kind="read", view=v, indices=[0], atomic=False)
+        plain = b.last_op
+        b.sanitizer.race_access(
+            kind="write", view=v, indices=[1], atomic=True, ordering="release", scope="device"
+        )
+        atomic = b.last_op
+        b.func.return_(operands=[])
+    assert "atomic" not in plain.attributes and atomic.attributes["atomic"] is True
+    b.func.def_(callee="f", args=[v], body=body)
+    text = print_module(m)
+    assert "sanitizer.race.access<read> %v[0] : view<4xf32>" in text
+    assert module_diff(m, parse_module(text), locations=False) is None

@@ -52,6 +52,10 @@ def test_the_scan_finds_what_it_looks_for() -> None:
 
 def test_samples_live_in_examples() -> None:
     kernels = sorted(p.name for p in (ROOT / "examples" / "kernels").glob("*.loom"))
-    assert kernels == ["reverse_blocks_f32.loom", "vector_add_i32.loom"]
+    assert kernels == [
+        "reverse_blocks_f32.loom",
+        "transpose_pitched_f32.loom",
+        "vector_add_i32.loom",
+    ]
     importer = ROOT / "examples" / "python-importer"
     assert (importer / "importer.py").is_file() and (importer / "copy_64_bytes.loom").is_file()

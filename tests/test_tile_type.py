@@ -220,7 +220,7 @@ def test_an_encoding_config_reads_and_round_trips() -> None:
         (
             "config.def @s = #q8_0<block=32> : encoding<schema>\n",
             "  %s = config.get @s : encoding<schema>",
-            "encoding configs are not modelled",
+            "encoding types are compile-time values only",
         ),
     ],
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -198,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                 cluster.close()
     if ns.list:
         return 0
-    print(total.render())
+    try:
+        print(total.render())
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into `head`: the JSON report is still written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # quiet exit flush
     if ns.json:
         try:
             Path(ns.json).write_text(json.dumps(total.to_json()) + "\n")

@@ -265,30 +265,21 @@ def _barrier_problem(attr: str, value: str, number: int, want: str) -> list[Viol
 
 
 def _verify_barrier(op, ctx) -> list[Violation]:  # noqa: ANN001
-    """Upstream's barrier table; numbers are the enum ordinals upstream reports."""
+    """Upstream's barrier rules (the verify corpus' version; older versions also let global
+    memory through with acquire/release orderings); numbers are the enum ordinals upstream
+    reports."""
     space = op.attributes.get("memory_space")
     scope = op.attributes.get("scope")
     ordering = op.attributes.get("ordering")
-    if space not in ("workgroup", "global"):
+    if space != "workgroup":
         n = MEMORY_SPACE.cases.index(space) if space in MEMORY_SPACE.cases else -1
-        return _barrier_problem("memory_space", space, n, "workgroup or global memory space")
+        return _barrier_problem("memory_space", space, n, "workgroup memory space")
+    if ordering != "acq_rel":
+        n = ORDERING.cases.index(ordering) if ordering in ORDERING.cases else -1
+        return _barrier_problem("ordering", ordering, n, "acq_rel ordering")
     if scope not in ("subgroup", "workgroup"):
         n = SCOPE.cases.index(scope) if scope in SCOPE.cases else -1
-        return _barrier_problem(
-            "scope", scope, n, f"subgroup or workgroup scope for {space} memory"
-        )
-    n = ORDERING.cases.index(ordering) if ordering in ORDERING.cases else -1
-    if space == "workgroup" and ordering != "acq_rel":
-        return _barrier_problem(
-            "ordering", ordering, n, "acq_rel ordering for workgroup memory (workgroup-memory)"
-        )
-    if space == "global" and ordering not in ("acquire", "release", "acq_rel"):
-        return _barrier_problem(
-            "ordering",
-            ordering,
-            n,
-            "acquire, release, or acq_rel ordering for global memory (global-memory)",
-        )
+        return _barrier_problem("scope", scope, n, "subgroup or workgroup scope")
     return []
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
-from loom.ir.types import ENCODING_TYPE_NAME, is_encoding_type, opaque_type
+from loom.ir.types import is_encoding_type
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -636,15 +636,24 @@ def _named_values(t: Any) -> list[Value]:
 _LOCAL_NAME = r"%[A-Za-z0-9_$-]+"
 
 
-def _attachment_type(p: Any, name: str, index: int) -> Any:
-    """The type of a value a type names as its attachment (``%enc`` of ``tile<4xf32, %enc>``):
-    ``encoding``, declared by the encoding dialect."""
-    t = opaque_type(ENCODING_TYPE_NAME)
+def _layout_name(tok: str) -> str:
+    """The SSA layout (encoding) name a shaped type token spells after its comma, or ''."""
+    if "," not in tok or not tok.endswith(">"):
+        return ""
+    name = tok[:-1].rsplit(",", 1)[1].strip()
+    return name if name.startswith("%") else ""
+
+
+def _layout_type(p: Any, tok: str, name: str, at: int) -> Any:
+    """The type of a name in a type's layout position: ``encoding<layout>`` for a view (the
+    encoding types, when declared), else a clear error."""
+    spelled = "encoding<layout>" if tok.startswith("view<") else "encoding"
+    t = p.type_of_token(spelled)
     if t is None:
         raise p.error(
             "PARSE/004",
-            f"an attachment name ('{name}') needs the encoding dialect's encoding type",
-            index,
+            f"the layout name '{name}' needs the {spelled} type, which is not declared here",
+            at,
         )
     return t
 
@@ -695,14 +704,12 @@ class LocalType(FormatElement):
                 return
             scope = s.scope(region, p)
             args = s.rargs[region]
-            layout = tok.rsplit(",", 1)[1].strip()[:-1] if "," in tok else ""
+            layout = _layout_name(tok)
             for name in names_in(tok):
                 if name in scope.names:
                     continue
-                if name == layout:  # an SSA attachment: a value of type encoding
-                    args.append(p.define(scope, name, _attachment_type(p, name, i), i))
-                    continue
-                args.append(p.define(scope, name, index_type, i))
+                t = index_type if name != layout else _layout_type(p, tok, name, i)
+                args.append(p.define(scope, name, t, i))
             floor = p.push_scope(scope, False)
             try:
                 t = p.parse_type()
@@ -762,16 +769,21 @@ class CoResultType(FormatElement):
             if not lhs:
                 raise p.expected("result names ('%value, %dims = ...')")
             first = p.new_value(scope, lhs[0], None, 0, False)
+            tok = p.peek() or ""
+            layout = _layout_name(tok)
             rest = [
-                p.new_value(scope, n, index_type, 2 * (k + 1), False) for k, n in enumerate(lhs[1:])
+                p.new_value(
+                    scope,
+                    n,
+                    index_type if n != layout else _layout_type(p, tok, n, i),
+                    2 * (k + 1),
+                    False,
+                )
+                for k, n in enumerate(lhs[1:])
             ]
             p.i = i
             t = p.parse_type()
             first.type = t
-            enc = getattr(t, "encoding", None)
-            for v in rest:
-                if v is enc:  # the attachment co-result is an encoding value
-                    v.type = _attachment_type(p, lhs[-1], i)
             s.rtypes[field] = (t, *(v.type for v in rest))
             s.made = (first, *rest)
 

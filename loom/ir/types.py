@@ -172,9 +172,7 @@ def opaque_type(name: str) -> OpaqueType | None:
 
 
 ENCODING_TYPE_NAME = "encoding"
-"""The opaque type (declared by the encoding dialect) of a value a shaped type names as its
-attachment when nothing says more: a declaration-local ``%enc`` of ``tile<4xf32, %enc>``, or a
-``global.load`` co-result."""
+"""The word that spells the encoding dialect's opaque types (``encoding``, ``encoding<role>``)."""
 
 
 def is_encoding_type(t: Type) -> bool:

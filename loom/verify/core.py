@@ -60,7 +60,7 @@ from loom.verify.plan import (
     key_objects,
     plan_for,
 )
-from loom.verify.successors import check_successors, dominators, same_along_edge
+from loom.verify.successors import check_successors, immediate_dominators, same_along_edge
 from loom.verify.uniformity import check_convergent, derived_sources
 
 _NO_PARENTS: frozenset[str] = frozenset()
@@ -886,14 +886,35 @@ class ModuleVerifier:
         if pure:
             self.pure_depth += 1
         multi = len(region.blocks) > 1
-        # a block sees the values of the blocks that dominate it
-        dom = dominators(self, region) if multi else None
+        # A block sees the values of the blocks that dominate it: the blocks walked so far on
+        # its dominator-tree path are kept on a stack, and going from one block to the next
+        # only changes the part of the path below their nearest common dominator.
+        idom = immediate_dominators(self, region) if multi else None
         block_toks: list[int] = []
+        tok_of: dict[int, int] = {}
+        path: list[int] = []
+        on_path: set[int] = set()
         try:
             for b_index, block in enumerate(region.blocks):
-                if dom is not None:
-                    for k, t in enumerate(block_toks):
-                        self.active[t] = 1 if k in dom[b_index] else 0
+                if idom is not None:
+                    climb: list[int] = []
+                    x = b_index
+                    while x not in on_path:
+                        if x in tok_of:
+                            climb.append(x)
+                        up = idom[x]
+                        if up == x:
+                            break
+                        x = up
+                    keep = x if x in on_path else None
+                    while path and path[-1] != keep:
+                        gone = path.pop()
+                        on_path.discard(gone)
+                        self.active[tok_of[gone]] = 0
+                    for y in reversed(climb):
+                        path.append(y)
+                        on_path.add(y)
+                        self.active[tok_of[y]] = 1
                 tok = len(self.active)
                 self.active.append(1)
                 self.tok_root.append(self.root)
@@ -902,6 +923,9 @@ class ModuleVerifier:
                 yield self._walk_block(block, tok, op.name, r_index, b_index)
                 if multi:
                     block_toks.append(tok)
+                    tok_of[b_index] = tok
+                    path.append(b_index)
+                    on_path.add(b_index)
                 else:
                     self.active[tok] = 0
                     self.tokens.pop()

@@ -102,12 +102,16 @@ def same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
     return same_type_along(a, b, rename)
 
 
-def dominators(v: Any, region: Region) -> list[frozenset[int]]:
-    """For each block of ``region``, the indexes of the blocks that dominate it (itself
-    included). Unreachable blocks are dominated by the entry block and themselves only."""
+def immediate_dominators(v: Any, region: Region) -> list[int]:
+    """For each block of ``region``, the index of its immediate dominator (the entry block's is
+    itself; an unreachable block's is the entry block, so it sees only the entry's values).
+
+    The iterative algorithm of Cooper, Harvey and Kennedy over a reverse postorder: linear for
+    the usual shapes (a long chain of blocks included)."""
     n = len(region.blocks)
     labels = {b.label: i for i, b in enumerate(region.blocks) if b.label is not None}
-    preds: list[set[int]] = [set() for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    preds: list[list[int]] = [[] for _ in range(n)]
     for i, block in enumerate(region.blocks):
         op = block.ops[-1] if block.ops else None
         decl = v.registry.get(op.name) if op is not None else None
@@ -115,30 +119,49 @@ def dominators(v: Any, region: Region) -> list[frozenset[int]]:
         for label, _ in branch.edges(op.attributes) if branch is not None else ():
             j = labels.get(label)
             if j is not None:
-                preds[j].add(i)
-    reach = {0}
-    stack = [0]
-    succs: list[set[int]] = [set() for _ in range(n)]
-    for j, ps in enumerate(preds):
-        for p in ps:
-            succs[p].add(j)
+                succs[i].append(j)
+                preds[j].append(i)
+    # reverse postorder from the entry (iterative DFS)
+    order: list[int] = []
+    seen = [False] * n
+    seen[0] = True
+    stack = [(0, 0)]
     while stack:
-        for j in succs[stack.pop()]:
-            if j not in reach:
-                reach.add(j)
-                stack.append(j)
-    every = frozenset(reach)
-    dom = [frozenset({0}) if i == 0 else every for i in range(n)]
+        node, k = stack[-1]
+        if k < len(succs[node]):
+            stack[-1] = (node, k + 1)
+            nxt = succs[node][k]
+            if not seen[nxt]:
+                seen[nxt] = True
+                stack.append((nxt, 0))
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    rank = [n] * n
+    for r, node in enumerate(order):
+        rank[node] = r
+    idom = [-1] * n
+    idom[0] = 0
     changed = True
     while changed:
         changed = False
-        for i in range(1, n):
-            if i not in reach:
-                new = frozenset({0, i})
-            else:
-                ps = [dom[p] for p in preds[i] if p in reach]
-                new = frozenset.intersection(*ps) | {i} if ps else frozenset({0, i})
-            if new != dom[i]:
-                dom[i] = new
+        for node in order[1:]:
+            new = -1
+            for p in preds[node]:
+                if idom[p] < 0:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:  # the nearest common dominator of two processed blocks
+                    while rank[a] > rank[b]:
+                        a = idom[a]
+                    while rank[b] > rank[a]:
+                        b = idom[b]
+                new = a
+            if new >= 0 and idom[node] != new:
+                idom[node] = new
                 changed = True
-    return dom
+    return [d if d >= 0 else 0 for d in idom]

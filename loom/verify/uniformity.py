@@ -220,15 +220,17 @@ class CfgShape:
                 self.succ[i].append((j, k))
                 field = br.args_of(f)
                 self.incoming[j].append((i, groups.get(field, ()) if field else ()))
-        pdom = _post_dominators(self.succ, n)
+        ipdom = _immediate_post_dominators(self.succ, n)
         # block x depends on branch block a: x post-dominates a successor of a, but does not
-        # strictly post-dominate a
+        # strictly post-dominate a (the post-dominator tree path from the successor up to, not
+        # including, a's immediate post-dominator)
         self.deps: list[set[int]] = [set() for _ in range(n)]
         for a in range(n):
             for s, _ in self.succ[a]:
-                for x in pdom[s]:
-                    if x == a or x not in pdom[a]:
-                        self.deps[x].add(a)
+                x = s
+                while x != ipdom[a] and x != n:
+                    self.deps[x].add(a)
+                    x = ipdom[x]
 
     def block_of(self, region: Region, op: Operation) -> int | None:
         """The index of the block of ``region`` holding ``op``."""
@@ -238,23 +240,60 @@ class CfgShape:
         return None
 
 
-def _post_dominators(succ: list[list[tuple[int, int]]], n: int) -> list[set[int]]:
-    """For each block, the blocks on every path from it to an exit (itself included). A block
-    that reaches no exit (an endless loop) is post-dominated by itself only."""
-    everything = set(range(n))
-    pdom = [set(everything) if succ[i] else {i} for i in range(n)]
+def _immediate_post_dominators(succ: list[list[tuple[int, int]]], n: int) -> list[int]:
+    """For each block, its immediate post-dominator; ``n`` stands for the exit every block
+    without successors leads to (also the answer for a block that reaches no exit). Cooper,
+    Harvey and Kennedy's algorithm on the reversed graph."""
+    preds: list[list[int]] = [[] for _ in range(n + 1)]  # predecessors in the reversed graph
+    rsucc: list[list[int]] = [[] for _ in range(n + 1)]
+    for a in range(n):
+        targets = {s for s, _ in succ[a]} or {n}
+        for s in targets:
+            preds[a].append(s)
+            rsucc[s].append(a)
+    order: list[int] = []
+    seen = [False] * (n + 1)
+    seen[n] = True
+    stack = [(n, 0)]
+    while stack:
+        node, k = stack[-1]
+        if k < len(rsucc[node]):
+            stack[-1] = (node, k + 1)
+            nxt = rsucc[node][k]
+            if not seen[nxt]:
+                seen[nxt] = True
+                stack.append((nxt, 0))
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    rank = [n + 1] * (n + 1)
+    for r, node in enumerate(order):
+        rank[node] = r
+    ipdom = [-1] * (n + 1)
+    ipdom[n] = n
     changed = True
     while changed:
         changed = False
-        for i in range(n - 1, -1, -1):
-            if not succ[i]:
-                continue
-            common = set.intersection(*(pdom[s] for s, _ in succ[i]))
-            new = common | {i}
-            if new != pdom[i]:
-                pdom[i] = new
+        for node in order[1:]:
+            new = -1
+            for p in preds[node]:
+                if ipdom[p] < 0:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while rank[a] > rank[b]:
+                        a = ipdom[a]
+                    while rank[b] > rank[a]:
+                        b = ipdom[b]
+                new = a
+            if new >= 0 and ipdom[node] != new:
+                ipdom[node] = new
                 changed = True
-    return pdom
+    return [d if d >= 0 else n for d in ipdom[:n]]
 
 
 def derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:

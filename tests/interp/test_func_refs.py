@@ -339,3 +339,24 @@ def test_a_launch_passes_a_function_reference_by_name(engine: str) -> None:
         _run(engine, _module(HOST_REF), None, ["other", out])
     with pytest.raises(LoomRuntimeError, match="not a function"):
         _run(engine, _module(HOST_REF), None, ["@k", out])
+
+
+BUFFER_ARG = """target.generic<reference> @reference
+
+func.decl @sink(%b: buffer)
+
+kernel.def target(@reference) export("k") @k() {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+} launch(%out: buffer) {
+  func.call @sink(%out) : (buffer)
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_only_scalars_cross_into_python_functions(engine: str) -> None:
+    with pytest.raises(LoomRuntimeError, match="only scalars") as info:
+        _run(engine, _module(BUFFER_ARG), {"sink": lambda b: None}, [np.zeros(4, np.uint8)])
+    assert info.value.diagnostics[0].code == "RUNTIME/023"

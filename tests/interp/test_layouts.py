@@ -125,6 +125,15 @@ def test_static_strided_spec_is_a_one_stride_layout() -> None:
         np.testing.assert_array_equal(out, src[::3])
 
 
+def test_static_strided_layout_in_the_type() -> None:
+    dims = (4, 3)
+    src = np.arange(1 + 3 * 1 + 2 * 5 + 1, dtype=np.float32)
+    spec = "#encoding.layout.strided<strides=[1, 5]>"
+    for out in _run_both(_kernel(dims, (), (), 1, spec), src, 12, []):
+        i, j = np.meshgrid(np.arange(4), np.arange(3), indexing="ij")
+        np.testing.assert_array_equal(out.reshape(dims), src[1 + i + 5 * j])
+
+
 def test_access_beyond_the_layout_extent_is_out_of_bounds() -> None:
     """In range of the logical shape, outside the buffer: strides reach past the end."""
     dims, strides = (2, 3), (1, 4)
@@ -152,3 +161,16 @@ def test_strided_layout_rank_must_match_the_view() -> None:
         launch(module, "k", args=[np.zeros(8, np.float32), np.zeros(4, np.float32)])
     assert e.value.diagnostics[0].code == "RUNTIME/012"
     assert "rank 3 addresses a view of rank 2" in e.value.diagnostics[0].message
+
+
+def test_a_schema_is_no_layout_at_run_time() -> None:
+    """Unverified IR may attach a schema value to a view: the run stops with a Loom error."""
+    text = _kernel((2,), (1,), (False,), 0).replace(
+        "encoding.layout.strided [1] : encoding<layout>",
+        "encoding.define #q8_0<block=32> : encoding<layout>",
+    )
+    module = parse_module(text)
+    with pytest.raises(LoomRuntimeError) as e:
+        launch(module, "k", args=[np.zeros(2, np.float32), np.zeros(2, np.float32)])
+    assert e.value.diagnostics[0].code == "RUNTIME/012"
+    assert "#q8_0 is not an address layout" in e.value.diagnostics[0].message

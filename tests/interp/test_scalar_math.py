@@ -111,7 +111,9 @@ def _logistic(x: float) -> float:
 def _softplus(x: float) -> float:
     if math.isnan(x):
         return x
-    return math.log1p(math.exp(-abs(x))) + max(x, 0.0)
+    # NumPy's float64 log1p/exp (as for the other references): libm's may differ by an ulp
+    with np.errstate(all="ignore"):
+        return float(np.log1p(np.exp(np.float64(-abs(x))))) + max(x, 0.0)
 
 
 UNARY = {

@@ -59,6 +59,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.encoding_spec import SpecError, canonical_spec
 from loom.ir.operations import freeze_attributes
 from loom.registry import OpRegistry, as_registry
 from loom.switches import gc_paused
@@ -478,6 +479,14 @@ class _Reader:
             layout: Any = None
             if tag == L.LAYOUT_NAMED:
                 layout = self.strings[st.index(k + 1, len(self.strings), "layout string")]
+                try:
+                    ok = canonical_spec(layout) == layout
+                except SpecError:
+                    ok = False
+                if not ok:
+                    raise st.error(
+                        E_SEMANTIC, k, f"invalid type {i}: layout {layout!r} is not a spec"
+                    )
                 k += 2
             elif tag == L.LAYOUT_VALUE:
                 layout = self.values[st.index(k + 1, len(self.values), "layout value")]

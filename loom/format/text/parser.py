@@ -49,6 +49,7 @@ from loom.ir import (
     Value,
     opaque_type,
 )
+from loom.ir.encoding_spec import SpecError, canonical_spec
 from loom.ir.locations import LINE_SHIFT, MAX_COL, MAX_LINE
 from loom.ir.types import YIELDABLE
 from loom.ir.values import MAX_ID_DIGITS, spelled_id
@@ -601,10 +602,11 @@ class Parser:
                 raise self.error(
                     "PARSE/004", f"invalid type '{tok}': a {kind.value} has no layout", index
                 )
-            if text[0] == "#" and "<" not in text and " " not in text:
-                layout = text
-            elif text[0] == "#":
-                layout = self._spec_text(tok, text, index)
+            if text[0] == "#":
+                try:
+                    layout = canonical_spec(text)
+                except SpecError as e:
+                    raise self.error(e.code, f"invalid type '{clip(tok)}': {e}", index) from None
             elif text[0] == "%" and re.fullmatch(r"%[A-Za-z0-9_$-]+", text):
                 dynamic = True
                 layout = self.type_ref(text, index)
@@ -621,15 +623,6 @@ class Parser:
         if not dynamic:
             self.shaped_cache[tok] = t
         return t
-
-    def _spec_text(self, tok: str, text: str, index: int) -> str:
-        """The canonical spelling of static attachment ``text`` (``#family<k=v, ...>``)."""
-        from loom.ir.encoding_spec import SpecError, canonical_spec
-
-        try:
-            return canonical_spec(text)
-        except SpecError as e:
-            raise self.error("PARSE/004", f"invalid type '{clip(tok)}': {e}", index) from None
 
     # ------------------------------------------------------------------ literals
 
@@ -685,6 +678,8 @@ class Parser:
         first = True
         plans = self.plans
         ops = block.ops
+        if labels is None and region is not None:
+            labels = {}  # one label table for the region's blocks (filled on the first label)
         while True:
             toks = self.toks
             i = self.i
@@ -712,7 +707,7 @@ class Parser:
             if tok[0] == "^":
                 if region is None:
                     raise self.error("PARSE/003", f"block label {tok!r} outside a region")
-                block = self.parse_label(region, labels if labels is not None else {})
+                block = self.parse_label(region, labels)
                 ops = block.ops
                 first = True
                 continue

@@ -43,8 +43,8 @@ def _layout_strides(ctx: Any, step: Any, t: Any, dims: tuple) -> tuple:
     from loom.interp.semantics.encoding import layout_value
 
     enc = t.encoding
-    layout = layout_value(enc if isinstance(enc, str) else ctx.value_of(enc))
     try:
+        layout = layout_value(enc if isinstance(enc, str) else ctx.value_of(enc))
         return layout.strides_for(dims)
     except ValueError as e:
         raise ctx.error(step, "RUNTIME/012", f"{e} ({t})", None) from None

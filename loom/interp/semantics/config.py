@@ -24,8 +24,8 @@ def _get(ctx: Any, step: Any) -> Any:
         raise ctx.error(
             step,
             "RUNTIME/013",
-            f"'{step.op.name}' of {t} is not executable on the reference target: encoding "
-            "configs are not modelled (scalar configs are)",
+            f"'{step.op.name}' of {t} is not executable on the reference target: configs of "
+            "encoding types are compile-time values only",
             None,
         )
     if value is None:
