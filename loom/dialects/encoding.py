@@ -686,6 +686,21 @@ def _role_problem(op: Any, spec: EncodingSpec, t: Type) -> list[Violation]:
     ]
 
 
+def spec_mismatch(t: Type, value: Any) -> str | None:
+    """Why literal ``value`` cannot be a value of encoding type ``t`` (None when it can): it
+    must be a static spec whose family, when known, has the role ``t`` names."""
+    if not isinstance(value, str):
+        return f"type {t} takes a static encoding spec ('#family<...>'), got {value!r}"
+    try:
+        spec = parse_spec(value)
+    except SpecError as e:
+        return f"bad encoding spec: {e}"
+    role = family_role(spec.family)
+    if role is None or t is ENCODING or t is ROLE_TYPES[role]:
+        return None
+    return f"#{spec.family} is {_ROLE_TEXT[role]}, not a value of type {t}"
+
+
 def _dynamic_params(op: Any, ctx: Any) -> dict[str, Any]:
     vals = ctx.operand_values(op, "params")
     names = op.attributes.get("param_names")

@@ -46,7 +46,7 @@ _MISSING = object()
 
 _NAME = r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)"
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
-_TYPE = r"(?:view|vector|tensor)<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>|encoding<[a-z_]+>|" + _IDENT
+_TYPE = r"(?:view|vector|tensor|tile)<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>|encoding<[a-z_]+>|" + _IDENT
 """A type token (the loop is unrolled: the regex engine then keeps no state per character)."""
 _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 
