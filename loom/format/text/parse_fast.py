@@ -259,6 +259,11 @@ class _LineGen:
         else:
             raise _Unsupported
 
+    def ptype_of(self, target: str, tok: str) -> None:
+        """``target`` = the type spelled by the text ``tok`` (return None when invalid)."""
+        self.emit(f"if ({target} := NAMED.get({tok}) or TY({tok})) is None:")
+        self.emit("    return None")
+
     def line_type_of(self, field: str) -> None:
         """Capture a type: a result's type, or a check that an operand has it."""
         decl = self.decl
@@ -270,8 +275,7 @@ class _LineGen:
                 raise _Unsupported
             var = self.tmp("rt")
             self.rtypes[field] = var
-            self.emit(f"if ({var} := {read}) is None:")
-            self.emit("    return None")
+            self.ptype_of(var, tok)
             return
         var = self.operands.get(field)
         if var is None or decl.operand(field).variadic:  # type: ignore[union-attr]
