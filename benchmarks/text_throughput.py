@@ -7,7 +7,8 @@ syntax). ``peak B/op`` is the peak traced allocation while parsing, ``kept B/op`
 module still holds. Each size is measured twice: ``numbered`` prints most values by id (``%12``),
 ``named`` gives every value a name (``%x12``), which the parser keeps in dicts. Targets: parse
 >= 150k ops/s, print >= 600k ops/s, <= 300 bytes/op kept in both variants, parse >= 30x xDSL,
-linear growth.
+linear growth. The last line counts the generated source compiled during the run (print
+plans, parse line paths, verifier checks: only for the ops the module uses).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OPS, count_ops, make_module, measure, peak_bytes
 
+from loom.format.text.codegen import generated_line_counts
 from loom.format.text.parser import parse_module
 from loom.format.text.printer import print_module, type_text
 from loom.ir import Module, Operation, ScalarType
@@ -174,6 +176,12 @@ def main() -> None:
         else:
             line += f" {'-':>11} {'-':>10} {'-':>11} {'-':>10}"
         print(line, flush=True)
+    counts = generated_line_counts()
+    print(
+        f"generated at run time: {sum(counts.values()):,} lines ("
+        + ", ".join(f"{kind} {n:,}" for kind, n in counts.items())
+        + ")"
+    )
 
 
 if __name__ == "__main__":

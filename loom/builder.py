@@ -678,7 +678,9 @@ def _coerce_attr(a, raw: Any) -> Any:  # noqa: ANN001
             return raw
     if a.kind == AttrKind.FLOAT and isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if a.kind == AttrKind.ENCODING and isinstance(raw, str):
+    if a.kind == AttrKind.LITERAL and isinstance(raw, list):
+        return tuple(raw)
+    if a.kind in (AttrKind.ENCODING, AttrKind.LITERAL) and isinstance(raw, str):
         from loom.ir.encoding_spec import SpecError, canonical_spec
 
         try:

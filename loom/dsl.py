@@ -82,7 +82,7 @@ FUNC_REF = TypeConstraint(
     lambda t: isinstance(t, FuncRefType) and isinstance(t.signature, FunctionType),
 )
 VALUE_TYPE = TypeConstraint(
-    "a scalar, buffer, view, vector or tensor type", lambda t: t.kind is not TypeKind.FUNCTION
+    "a scalar, buffer, view, vector, tensor or tile type", lambda t: t.kind is not TypeKind.FUNCTION
 )
 TENSOR = TypeConstraint(
     "a tensor type", lambda t: isinstance(t, ShapedType) and t.kind is TypeKind.TENSOR
@@ -153,6 +153,7 @@ class AttrKind:
     INT = "int"
     FLOAT = "float"
     NUMBER = "number"  # int, bool or float literal (constants)
+    LITERAL = "literal"  # a NUMBER, a static encoding spec ('#family<...>') or a [...] list
     STRING = "string"
     NAME = "name"  # a dotted name written bare (``target.feature``); a string in memory
     DICT = "dict"  # ``{key = value, ...}``: a :class:`loom.ir.attributes.DictAttr`

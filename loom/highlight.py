@@ -35,7 +35,9 @@ __all__ = ["LoomLexer", "LoomWords", "loom_words"]
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 _LITERAL_WORDS = frozenset({"true", "false"})
 """Boolean literals of the text format (reference 1.1)."""
-_SHAPED = "|".join(k.value for k in (TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR))
+_SHAPED = "|".join(
+    k.value for k in (TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR, TypeKind.TILE)
+)
 """Type keywords followed by a ``<shape x element>`` list."""
 _LOCATION_WORDS = frozenset({"loc", "fused", "opaque", "tagged", "unknown"})
 """Words of the ``loc(...)`` source-location syntax (reference 1.8), not of any op."""

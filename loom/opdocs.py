@@ -55,6 +55,7 @@ _ATTR_KINDS = {
     AttrKind.INT: "int",
     AttrKind.FLOAT: "float",
     AttrKind.NUMBER: "int, bool or float literal",
+    AttrKind.LITERAL: "int, bool or float literal, encoding spec '#family<...>' (str) or a list",
     AttrKind.STRING: "str",
     AttrKind.ENCODING: "encoding spec '#family<...>' (str)",
     AttrKind.NAME: "dotted name (str, written bare)",

@@ -111,6 +111,31 @@ def check_field_types(
     return out
 
 
+def _number_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is not an int, bool or float literal of attribute ``name``."""
+    if not isinstance(value, (int, float)):
+        return f"attribute '{name}' must be a number, got {value!r}"
+    if isinstance(value, int) and not isinstance(value, bool) and not (-(2**64) < value < 2**64):
+        return f"attribute '{name}' value {value} does not fit in 64 bits"
+    if isinstance(value, float) and not (
+        math.isfinite(value) or math.isnan(value) or math.isinf(value)
+    ):
+        return f"attribute '{name}' value {value!r} is not a float"
+    return None
+
+
+def _spec_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is not the canonical text of a static encoding spec."""
+    from loom.ir.encoding_spec import SpecError, canonical_spec
+
+    try:
+        if not isinstance(value, str) or canonical_spec(value) != value:
+            return f"attribute '{name}' must be a canonical encoding spec, got {value!r}"
+    except SpecError as e:
+        return f"attribute '{name}' is not an encoding spec: {e}"
+    return None
+
+
 def attr_problem(a: AttrDef, value: Any) -> str | None:
     """Why ``value`` is not a valid value of attribute ``a`` (None when it is)."""
     kind = a.kind
@@ -138,18 +163,12 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
         if not isinstance(value, float):
             return f"attribute '{a.name}' must be a float, got {value!r}"
     elif kind == AttrKind.NUMBER:
-        if not isinstance(value, (int, float)):
-            return f"attribute '{a.name}' must be a number, got {value!r}"
-        if (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and not (-(2**64) < value < 2**64)
-        ):
-            return f"attribute '{a.name}' value {value} does not fit in 64 bits"
-        if isinstance(value, float) and not (
-            math.isfinite(value) or math.isnan(value) or math.isinf(value)
-        ):
-            return f"attribute '{a.name}' value {value!r} is not a float"
+        return _number_problem(a.name, value)
+    elif kind == AttrKind.LITERAL:
+        for x in value if isinstance(value, tuple) else (value,):
+            why = _spec_problem(a.name, x) if isinstance(x, str) else _number_problem(a.name, x)
+            if why is not None:
+                return why
     elif kind == AttrKind.BLOCK_LIST:
         if not isinstance(value, tuple) or not all(isinstance(x, str) and x for x in value):
             return f"attribute '{a.name}' must be a tuple of block labels, got {value!r}"
@@ -157,13 +176,7 @@ def attr_problem(a: AttrDef, value: Any) -> str | None:
         if not isinstance(value, str) or (kind != AttrKind.STRING and not value):
             return f"attribute '{a.name}' must be a non-empty string, got {value!r}"
     elif kind == AttrKind.ENCODING:
-        from loom.ir.encoding_spec import SpecError, canonical_spec
-
-        try:
-            if not isinstance(value, str) or canonical_spec(value) != value:
-                return f"attribute '{a.name}' must be a canonical encoding spec, got {value!r}"
-        except SpecError as e:
-            return f"attribute '{a.name}' is not an encoding spec: {e}"
+        return _spec_problem(a.name, value)
     elif kind == AttrKind.BOOL:
         if not isinstance(value, bool):
             return f"attribute '{a.name}' must be true or false, got {value!r}"

@@ -485,9 +485,11 @@ class StepperWidget:
         if self._view is None:
             return
         snap = self.model.snapshot()
-        for name, widget in self._html.items():
+        # The status line goes last: once it reads the new step, every other section already
+        # shows that step (the browser applies widget updates in the order they are sent).
+        for name in sorted(self._html, key=lambda n: n == "status"):
             _, html = section_parts(snap, name)
-            widget.value = wrap(html, f"stepper-{name}")
+            self._html[name].value = wrap(html, f"stepper-{name}")
         pos = self.stepper.current
         self._syncing = True
         try:

@@ -102,7 +102,8 @@ def test_verifier_restores_the_recursion_limit_when_a_hook_interrupts() -> None:
     assert sys.getrecursionlimit() == before
 
 
-def test_verifier_restores_the_recursion_limit_after_too_deep_nesting() -> None:
+def _nested(levels: int) -> tuple[Module, object]:
+    """A module of ``levels`` nested ``test.nest`` ops, and that op's declaration."""
     holder = op(
         "test.nest",
         "Holds one region of anything.",
@@ -112,10 +113,15 @@ def test_verifier_restores_the_recursion_limit_after_too_deep_nesting() -> None:
     module = Module()
     region = Region()
     module.body.ops.append(Operation("test.nest", regions=(region,)))
-    for _ in range(3000):
+    for _ in range(levels):
         inner = Region()
         region.blocks[0].ops.append(Operation("test.nest", regions=(inner,)))
         region = inner
+    return module, holder
+
+
+def test_verifier_restores_the_recursion_limit_after_too_deep_nesting() -> None:
+    module, holder = _nested(3000)
     before = sys.getrecursionlimit()
     diags = verify_module(module, ops=(*default_ops(), holder))
     assert "STRUCTURE/099" in diags.codes
@@ -148,19 +154,7 @@ def test_type_checkers_live_on_the_declaration_plan() -> None:
 
 
 def test_the_verifier_walks_nested_regions_without_recursion() -> None:
-    holder = op(
-        "test.nest",
-        "Holds one region of anything.",
-        regions=[RegionDef("body")],
-        examples=[Example("test.nest {\n}")],
-    )
-    module = Module()
-    region = Region()
-    module.body.ops.append(Operation("test.nest", regions=(region,)))
-    for _ in range(900):
-        inner = Region()
-        region.blocks[0].ops.append(Operation("test.nest", regions=(inner,)))
-        region = inner
+    module, holder = _nested(900)
     before = sys.getrecursionlimit()
     sys.setrecursionlimit(len(__import__("inspect").stack()) + 150)  # far fewer than 900 levels
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from loom.dialects.encoding import ENCODING_TYPES, spec_mismatch
 from loom.dsl import (
-    SCALAR,
     ArgSource,
     Attr,
     AttrDef,
@@ -21,12 +21,16 @@ from loom.dsl import (
     Symbol,
     SymbolRef,
     SymbolUse,
+    TypeConstraint,
     TypeOf,
     Violation,
     op,
 )
-from loom.ir import ScalarType, Type, TypeKind
+from loom.ir import ScalarType, Type
 
+SCALAR_OR_ENCODING = TypeConstraint(
+    "a scalar or encoding type", lambda t: isinstance(t, ScalarType) or t in ENCODING_TYPES
+)
 CONFIG_KIND = "config"
 """Symbol kind of config declarations and definitions."""
 
@@ -45,9 +49,14 @@ TYPE_DOC = "the one declared type; the %names it spells are local names (region 
 
 
 def literal_mismatch(t: Type, value: Any) -> str | None:
-    """Why literal ``value`` cannot be a value of scalar type ``t`` (None when it can)."""
+    """Why literal ``value`` cannot be a value of scalar or encoding type ``t`` (None when it
+    can): an encoding takes a static spec of its role."""
+    if t in ENCODING_TYPES:
+        return spec_mismatch(t, value)
     if not isinstance(t, ScalarType):
         return f"a literal cannot initialise a value of type {t}"
+    if isinstance(value, (str, tuple)):
+        return f"type {t} takes a scalar literal, got {value!r}"
     if t.is_float:
         if isinstance(value, bool) or not isinstance(value, float):
             return f"type {t} takes a float literal, got {value!r}"
@@ -75,7 +84,7 @@ def _verify_record(op: Any, ctx: Any) -> list[Violation]:
         return [Violation("STRUCTURE/014", f"declares {len(types)} types, expected one", "type")]
     t = types[0]
     out = []
-    if t.kind in _NOT_CONFIG_KINDS:
+    if not isinstance(t, ScalarType) and t not in ENCODING_TYPES:
         out.append(
             Violation(
                 "TYPE/004",
@@ -88,10 +97,6 @@ def _verify_record(op: Any, ctx: Any) -> list[Violation]:
         if why is not None:
             out.append(Violation("TYPE/005", f"value: {why}", "value"))
     return out
-
-
-_NOT_CONFIG_KINDS = (TypeKind.BUFFER, TypeKind.VIEW, TypeKind.VECTOR, TypeKind.FUNCTION)
-"""Configs hold scalars and encoding values, never shaped payloads or storage."""
 
 
 def _verify_get(op: Any, ctx: Any) -> list[Violation]:
@@ -144,7 +149,7 @@ DEF = op(
     "A compile-time value with its default; a launch may override it by name.",
     attrs=[
         AttrDef("symbol", AttrKind.SYMBOL),
-        AttrDef("value", AttrKind.NUMBER),
+        AttrDef("value", AttrKind.LITERAL),
         AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
     ],
     regions=[NAMES_REGION],
@@ -163,7 +168,7 @@ GET = op(
     "config.get",
     "Reads a config value (the launch's override, else the config.def default).",
     attrs=[AttrDef("config", AttrKind.SYMBOL)],
-    results=[Result("result", SCALAR)],
+    results=[Result("result", SCALAR_OR_ENCODING)],
     traits=[Pure(), SymbolUse("config", (CONFIG_KIND,), what="config")],
     format=[SymbolRef("config"), Kw(":"), TypeOf("result")],
     builder="get",

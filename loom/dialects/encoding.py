@@ -39,7 +39,7 @@ from loom.dsl import (
     Violation,
     op,
 )
-from loom.ir import DYNAMIC_INDEX, OpaqueType, ShapedType, Type
+from loom.ir import DYNAMIC_INDEX, OpaqueType, ShapedType, StaticDim, Type
 from loom.ir.encoding_spec import EncodingSpec, Quoted, SpecError, parse_spec
 
 ENCODING = OpaqueType("encoding", "An encoding value of any role.")
@@ -215,6 +215,9 @@ class Family:
     dynamic: dict[str, str] | None = None
     """Dynamic parameter name -> expected type ('encoding<layout>', 'any'...); None: any name."""
     check: Callable[[str, EncodingSpec, dict[str, Any]], list[Violation]] | None = None
+    check_values: Callable[[EncodingSpec, dict[str, Any], Any], list[Violation]] | None = None
+    """Checks of the dynamic parameters' values (their types, the specs that define them) once
+    the spec itself is valid: ``(spec, dynamic, verify context)``."""
 
 
 _INT, _BOOL, _INTS = Param("int"), Param("bool"), Param("ints")
@@ -353,6 +356,88 @@ def _alias_check(fmt: str) -> Callable[[str, EncodingSpec, dict[str, Any]], list
     return check
 
 
+def _element_count(t: Any) -> int | None:
+    """The static element count of a shaped type (None when a dim is dynamic)."""
+    dims = getattr(t, "dims", None)
+    if dims is None or not all(isinstance(d, StaticDim) for d in dims):
+        return None
+    count = 1
+    for d in dims:
+        count *= d.size
+    return count
+
+
+def _defined_family(value: Any, ctx: Any) -> str | None:
+    """The ``family`` parameter of the static spec an ``encoding.define`` gives ``value``."""
+    owner = ctx.defining_op(value)
+    text = owner.attributes.get("spec") if owner is not None else None
+    if not isinstance(text, str):
+        return None
+    try:
+        family = parse_spec(text).get("family")
+    except SpecError:
+        return None
+    return str(family) if family is not None else None
+
+
+def _check_turboquant(spec: EncodingSpec, dyn: dict[str, Any], ctx: Any) -> list[Violation]:
+    """A TurboQuant KV record: ``logical_elems`` codes of ``first_stage_bits`` bits, then
+    ``qjl_rows`` residual sign bits of ``residual_bits`` each; ``2**bits - 1`` thresholds and
+    ``2**bits`` centroids of the logical element type; a transform of ``transform_family`` and a
+    dense JL residual projection."""
+    name, out = spec.family, []
+    bits, elems = spec.get("first_stage_bits"), spec.get("logical_elems")
+    rows, residual = spec.get("qjl_rows"), spec.get("residual_bits")
+    want_bytes = -(-elems * bits // 8) + -(-rows * residual // 8)
+    if spec.get("record_bytes") != want_bytes:
+        out.append(
+            Violation(
+                "STRUCTURE/014",
+                f"#{name} record_bytes {spec.get('record_bytes')} does not match the record "
+                f"layout ({want_bytes} bytes: {elems} x {bits}-bit codes and {rows} x "
+                f"{residual}-bit residual signs)",
+                "spec",
+            )
+        )
+    for param, want in (("thresholds", 2**bits - 1), ("centroids", 2**bits)):
+        v = dyn.get(param)
+        t = getattr(v, "type", None)
+        if not isinstance(t, ShapedType):
+            continue
+        if param == "centroids" and t.element_type.spelling != str(spec.get("logical_element")):
+            out.append(
+                Violation(
+                    "ENCODING/009",
+                    f'#{name} dynamic parameter "{param}" has type {t}; expected elements of '
+                    f"the logical element type {spec.get('logical_element')}",
+                    "params",
+                )
+            )
+        count = _element_count(t)
+        if count is not None and count != want:
+            out.append(
+                Violation(
+                    "STRUCTURE/014",
+                    f'#{name} dynamic parameter "{param}" has {count} elements; '
+                    f"{bits}-bit codes need {want}",
+                    "params",
+                )
+            )
+    for param, want in (("transform", spec.get("transform_family")), ("qjl_transform", "jl_dense")):
+        v = dyn.get(param)
+        got = _defined_family(v, ctx) if v is not None else None
+        if got is not None and got != want:
+            out.append(
+                Violation(
+                    "ENCODING/013",
+                    f'#{name} dynamic parameter "{param}" is a "{got}" transform; expected '
+                    f'family "{want}"',
+                    "params",
+                )
+            )
+    return out
+
+
 FAMILIES: dict[str, Family] = {
     # address layouts
     "dense": Family("layout"),
@@ -413,6 +498,7 @@ FAMILIES: dict[str, Family] = {
             "thresholds": "any",
             "transform": "transform",
         },
+        check_values=_check_turboquant,
     ),
     "ieee_fp8_e4m3": Family("schema"),
     "ieee_fp8_e5m2": Family("schema"),
@@ -600,6 +686,21 @@ def _role_problem(op: Any, spec: EncodingSpec, t: Type) -> list[Violation]:
     ]
 
 
+def spec_mismatch(t: Type, value: Any) -> str | None:
+    """Why literal ``value`` cannot be a value of encoding type ``t`` (None when it can): it
+    must be a static spec whose family, when known, has the role ``t`` names."""
+    if not isinstance(value, str):
+        return f"type {t} takes a static encoding spec ('#family<...>'), got {value!r}"
+    try:
+        spec = parse_spec(value)
+    except SpecError as e:
+        return f"bad encoding spec: {e}"
+    role = family_role(spec.family)
+    if role is None or t is ENCODING or t is ROLE_TYPES[role]:
+        return None
+    return f"#{spec.family} is {_ROLE_TEXT[role]}, not a value of type {t}"
+
+
 def _dynamic_params(op: Any, ctx: Any) -> dict[str, Any]:
     vals = ctx.operand_values(op, "params")
     names = op.attributes.get("param_names")
@@ -636,7 +737,14 @@ def _verify_define(op, ctx) -> list[Violation]:  # noqa: ANN001
         problems = _role_problem(op, spec, op.results[0].type)
         if problems:
             return problems
-    return spec_problems(spec, _dynamic_params(op, ctx))
+    dyn = _dynamic_params(op, ctx)
+    problems = spec_problems(spec, dyn)
+    if problems:
+        return problems
+    fam = FAMILIES.get(spec.family)
+    if fam is not None and fam.check_values is not None:
+        return fam.check_values(spec, dyn, ctx)
+    return []
 
 
 def _verify_assume_spec(op, ctx) -> list[Violation]:  # noqa: ANN001

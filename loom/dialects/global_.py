@@ -29,6 +29,7 @@ from loom.dsl import (
     op,
 )
 from loom.ir import INDEX, BufferType, ScalarType, ShapedType, Type, Value
+from loom.ir.types import is_encoding_type
 
 GLOBAL_KIND = "global"
 """Symbol kind of value globals (constants and variables)."""
@@ -147,6 +148,8 @@ def _verify_load(op: Any, ctx: Any) -> list[Violation]:
     for k, v in enumerate(co, 1):
         if v.type != INDEX and any(getattr(d, "value", None) is v for d in t.dims):
             out.append(Violation("TYPE/004", f"result {k} is a dimension and must be index"))
+        elif v is getattr(t, "encoding", None) and not is_encoding_type(v.type):
+            out.append(Violation("TYPE/004", f"result {k} is the encoding and must be an encoding"))
     target = _target(op, ctx)
     if target is None:
         return out
@@ -186,7 +189,7 @@ def _value_global(name: str, doc: str, examples: list[Example]) -> Any:
             AttrDef("symbol", AttrKind.SYMBOL),
             AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
             AttrDef("predicates", AttrKind.PREDICATES, optional=True),
-            AttrDef("initializer", AttrKind.NUMBER, optional=True),
+            AttrDef("initializer", AttrKind.LITERAL, optional=True),
         ],
         regions=[NAMES_REGION],
         traits=[Symbol("symbol", kind=GLOBAL_KIND)],

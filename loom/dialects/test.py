@@ -85,11 +85,22 @@ def _verify_constant(op: Any, ctx: Any) -> list[Violation]:
     return [] if why is None else [Violation("TYPE/005", f"value: {why}", "value")]
 
 
+_CONSTANT_RESULT = TypeConstraint(
+    "a scalar, tile, tensor or vector type",
+    lambda t: (
+        isinstance(t, ScalarType)
+        or (
+            isinstance(t, ShapedType)
+            and t.kind in (TypeKind.TILE, TypeKind.TENSOR, TypeKind.VECTOR)
+        )
+    ),
+)
+
 CONSTANT = op(
     "test.constant",
     "A constant for tests: a scalar, or every element of a shaped result.",
     attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", ANY)],
+    results=[Result("result", _CONSTANT_RESULT)],
     traits=[Pure()],
     format=[Attr("value"), Kw(":"), TypeOf("result")],
     builder="constant",

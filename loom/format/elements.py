@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
+from loom.ir.types import is_encoding_type
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -812,7 +813,12 @@ class CoResultType(FormatElement):
                 f"{types[0]} uses, got {len(types)}"
             )
         for k, (v, t) in enumerate(zip(named, types[1:]), 1):
-            if v is not getattr(types[0], "encoding", None) and t != INDEX:
+            if v is getattr(types[0], "encoding", None):
+                if not is_encoding_type(t):
+                    return (
+                        f"result {k} is the loaded type's encoding and must be an encoding, not {t}"
+                    )
+            elif t != INDEX:
                 return f"result {k} is an extent of the loaded type and must be index, not {t}"
         return None
 

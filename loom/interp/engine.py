@@ -679,24 +679,35 @@ class GridContext(BaseContext):
             return cond
         out = mask & cond
         if type(out) is np.ndarray:
-            both = self._guards_of(mask) + self._guards_of(cond)
+            a, b = self._guard_entry(mask), self._guard_entry(cond)
+            both = a[1] + b[1]
             if both:
-                self._note(out, both)
+                self._note(out, both, a[2] and b[2])
         return out
 
     def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
         if type(cond) is np.ndarray and self.extents:
-            self._note(cond, ((fact, lo, hi),))
+            # over one lane axis the lanes where the comparison holds are exactly a box
+            axes = sum(1 for c, e in zip(fact[1], self.extents) if c and e > 1)
+            self._note(cond, ((fact, lo, hi),), axes == 1)
 
-    def _note(self, mask: np.ndarray, guards: tuple) -> None:
+    def _note(self, mask: np.ndarray, guards: tuple, exact: bool) -> None:
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
-        table[id(mask)] = (mask, guards)
+        table[id(mask)] = (mask, guards, exact)
+
+    def _guard_entry(self, mask: Any) -> tuple:
+        """(mask, guards, exact): ``exact`` when the mask is precisely its guards' box."""
+        entry = self._guards.get(id(mask))
+        return entry if entry is not None and entry[0] is mask else (mask, (), False)
 
     def _guards_of(self, mask: Any) -> tuple:
-        entry = self._guards.get(id(mask))
-        return entry[1] if entry is not None and entry[0] is mask else ()
+        return self._guard_entry(mask)[1]
+
+    def exact_box(self) -> tuple | None:
+        """:meth:`guard_box` when the active lanes are exactly that box (else None)."""
+        return self.guard_box() if self._guard_entry(self.mask)[2] else None
 
     def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
         """Bounds of ``fact`` over the active lanes: its span over the chunk narrowed by every
@@ -1085,6 +1096,7 @@ class GridContext(BaseContext):
         m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
+            shadow_ix: Any = None
             if (
                 mask is None
                 and hi + size <= buf.data.size
@@ -1094,8 +1106,11 @@ class GridContext(BaseContext):
             ):
                 # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
-                shadow_ix: Any = san.AffineIndex(f, ext, size)
-            else:
+                shadow_ix = san.AffineIndex(f, ext, size)
+            elif mask is not None and (box := self.exact_box()) is not None:
+                # the active lanes are a box: the same over the box (when it fits)
+                shadow_ix, lanes = self._box_index(f, box, buf, size, values is None)
+            if shadow_ix is None:
                 at = A.positions(f, ext)
                 if mask is None:
                     lanes = san.lane_range(self.n)
@@ -1104,7 +1119,6 @@ class GridContext(BaseContext):
                     at = at[lanes]
                 # the sanitizer needs only each access's first byte
                 pos = np.broadcast_to(at[:, None], (at.size, size))
-                shadow_ix = None
         if values is None:
             if m is None:
                 vals = self.out_array(step, dtype)
@@ -1132,6 +1146,22 @@ class GridContext(BaseContext):
             sub = self.guard_box() or ()
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
         return None, None, True
+
+    def _box_index(self, f: tuple, box: tuple, buf: Buf, size: int, read: bool) -> tuple:
+        """(sanitizer index, lanes) of an access at fact ``f`` by exactly the lanes of
+        ``box`` (slices per lane axis), or (None, None) when it does not fit."""
+        sub = tuple(b.stop - b.start for b in box)
+        if not all(sub):
+            return None, None
+        first = tuple(b.start for b in box)
+        fsub = (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
+        lo, hi = A.span(fsub, sub)
+        spread = A.distinct_extents(f[1], sub) if read else sub
+        if lo < 0 or hi + size > buf.data.size or not A.injective(f[1], spread, size):
+            return None, None
+        strides = A.lane_strides(self.extents)
+        lanes = A.positions((sum(a * s for a, s in zip(first, strides)), strides), sub)
+        return san.AffineIndex(fsub, sub, size), lanes
 
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None

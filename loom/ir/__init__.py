@@ -56,6 +56,7 @@ from loom.ir.types import (
     opaque_type,
     opaque_types,
     tensor_type,
+    tile_type,
     vector_type,
     view_type,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "type_to_text",
     "opaque_type",
     "tensor_type",
+    "tile_type",
     "opaque_types",
     "vector_type",
     "view_type",

@@ -1,4 +1,4 @@
-"""Loom types: scalars, buffers, shaped types (views, vectors) and function types.
+"""Loom types: scalars, buffers, shaped types (views, vectors, tensors, tiles), functions.
 
 Types are immutable and hashable. Scalar types are interned singletons. Dynamic dimensions of
 shaped types carry the SSA value that binds them (``view<[%n]xf32>``), so a type can be printed
@@ -23,6 +23,7 @@ class TypeKind(Enum):
     VIEW = "view"
     VECTOR = "vector"
     TENSOR = "tensor"
+    TILE = "tile"
     FUNCTION = "function"
     OPAQUE = "opaque"
     FUNC_REF = "func_ref"
@@ -170,6 +171,15 @@ def opaque_type(name: str) -> OpaqueType | None:
     return OpaqueType._registered.get(name)
 
 
+ENCODING_TYPE_NAME = "encoding"
+"""The word that spells the encoding dialect's opaque types (``encoding``, ``encoding<role>``)."""
+
+
+def is_encoding_type(t: Type) -> bool:
+    """True for ``encoding`` and its role-qualified forms (``encoding<schema>``...)."""
+    return isinstance(t, OpaqueType) and t.name.split("<", 1)[0] == ENCODING_TYPE_NAME
+
+
 def opaque_types() -> tuple[OpaqueType, ...]:
     """Every declared opaque type, in declaration order."""
     return tuple(OpaqueType._registered.values())
@@ -215,13 +225,17 @@ class DynamicDim:
 
 
 Dim = StaticDim | DynamicDim
+_SHAPED_KINDS = frozenset((TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR, TypeKind.TILE))
 
 
 class ShapedType(Type):
-    """``view<...>``, ``vector<...>`` or ``tensor<...>``: dims, an element type, optional layout.
+    """``view<...>``, ``vector<...>``, ``tensor<...>`` or ``tile<...>``: dims, an element type
+    and an optional attachment (a view's layout, a tile's encoding).
 
     A ``tensor`` is a value-semantic dense row-major array of a check case (host data, no
-    layout, any rank including 0); views and vectors are the kernel-side shapes."""
+    layout, any rank including 0); views and vectors are the kernel-side shapes. A ``tile`` is
+    a value-semantic array (any rank including 0) whose storage may carry an encoding
+    attachment: a static ``#spec`` or an SSA encoding value (``tile<[%n]xi8, #q8_0<block=32>>``)."""
 
     __slots__ = ("kind", "element_type", "dims", "encoding")
 
@@ -232,8 +246,10 @@ class ShapedType(Type):
         dims: tuple[Dim | int, ...] | list[Dim | int],
         encoding: str | Value | None = None,
     ) -> None:
-        if type_kind not in (TypeKind.VIEW, TypeKind.VECTOR, TypeKind.TENSOR):
-            raise ValueError(f"shaped types are views, vectors or tensors, not {type_kind.value}")
+        if type_kind not in _SHAPED_KINDS:
+            raise ValueError(
+                f"shaped types are views, vectors, tensors or tiles, not {type_kind.value}"
+            )
         if not isinstance(element_type, ScalarType):
             raise TypeError(f"element type must be a scalar type, got {element_type!r}")
         norm = tuple(StaticDim(d) if isinstance(d, int) else d for d in dims)
@@ -319,6 +335,21 @@ def tensor_type(element_type: ScalarType, *dims: Dim | int | Value) -> ShapedTyp
         TypeKind.TENSOR,
         element_type,
         tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
+    )
+
+
+def tile_type(
+    element_type: ScalarType, *dims: Dim | int | Value, encoding: str | Value | None = None
+) -> ShapedType:
+    """Convenience: ``tile_type(I8, n_value, encoding="#q8_0<block=32>")`` is
+    ``tile<[%n]xi8, #q8_0<block=32>>`` (``encoding`` a static spec or an encoding value)."""
+    from loom.ir.values import Value
+
+    return ShapedType(
+        TypeKind.TILE,
+        element_type,
+        tuple(DynamicDim(d) if isinstance(d, Value) else d for d in dims),
+        encoding,
     )
 
 

@@ -76,26 +76,19 @@ continues (see :func:`_run_walk`)."""
 
 def _run_walk(root: Walk) -> None:
     """Run a walk with an explicit stack instead of recursion: each step yields the next nested
-    step, which runs to its end before the yielding step continues; an exception raised in a
-    nested step is raised in the step that yielded it (so its ``finally`` blocks run)."""
+    step, which runs to its end before the yielding step continues. When a step raises, the
+    steps still suspended are closed innermost first (their ``finally`` blocks run)."""
     stack = [root]
-    error: BaseException | None = None
-    while stack:
-        step = stack[-1]
-        try:
-            nested = step.send(None) if error is None else step.throw(error)
-        except StopIteration:
-            stack.pop()
-            error = None
-            continue
-        except BaseException as e:
-            stack.pop()
-            if not stack:
-                raise
-            error = e
-            continue
-        error = None
-        stack.append(nested)
+    try:
+        while stack:
+            for nested in stack[-1]:
+                stack.append(nested)
+                break
+            else:
+                stack.pop()
+    finally:
+        while stack:
+            stack.pop().close()
 
 
 class VerifyContext:

@@ -77,7 +77,14 @@ LAYOUT_NAMED = 1
 LAYOUT_VALUE = 2
 
 TYPE_TENSOR = 7  # a shaped type kind like view and vector (6 is the func.ref type)
-SHAPED_TYPE_KINDS = {TYPE_VIEW: "view", TYPE_VECTOR: "vector", TYPE_TENSOR: "tensor"}
+TYPE_TILE = 8  # a shaped type kind; its layout slot holds the encoding attachment
+TYPE_KIND_COUNT = 9
+SHAPED_TYPE_KINDS = {
+    TYPE_VIEW: "view",
+    TYPE_VECTOR: "vector",
+    TYPE_TENSOR: "tensor",
+    TYPE_TILE: "tile",
+}
 """Shaped type tags by the spelling of their :class:`~loom.ir.TypeKind`."""
 
 SCALAR_ORDER = (

@@ -523,7 +523,9 @@ class _Reader:
                 return FuncRefType(signature, bool(flag)), k + 3
             except ValueError as e:
                 raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
-        raise st.error(E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..6)")
+        raise st.error(
+            E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..{L.TYPE_KIND_COUNT - 1})"
+        )
 
     @staticmethod
     def scalar(st: _Stream, k: int) -> Any:

@@ -1,11 +1,13 @@
 """Compiling generated code so that tracebacks, coverage and ``pdb`` can show it.
 
-The print plans, the compiled parse paths and the verifier's shape checks generate small Python
-functions per declaration
-from its format elements' fragments. :func:`compile_generated` compiles such source under a
-file name of its own (``<package>/format/text/generated/<kind>/<op>.py``) and registers the text
-with :mod:`linecache`, so a traceback through generated code shows its lines, ``pdb`` can list
-and step through it, and :func:`generated_source` returns it.
+The print plans and the compiled parse paths generate one small Python function per declaration
+from its format elements' fragments, and the verifier one check per operand/result shape seen.
+:func:`compile_generated` compiles such source under a file name of its own
+(``<package>/format/text/generated/<kind>/<op>[~<variant>].py``) and registers the text with
+:mod:`linecache`, so a traceback through generated code shows its lines, ``pdb`` can list and
+step through it, and :func:`generated_source` returns it. Plans are compiled when an op is
+first printed, parsed or verified, so a run generates code only for the ops it meets
+(:func:`generated_line_counts`).
 
 To see what was generated for one op, call ``generated_source(op_name)`` or set the
 environment variable ``LOOM_SHOW_GENERATED`` to its name (a comma-separated list of names, or

@@ -20,10 +20,11 @@ own fragment (``line_code`` in :mod:`loom.format.elements`); the generator here 
 shared primitives. The code is compiled by :mod:`loom.format.text.codegen`, so tracebacks and
 ``pdb`` show it.
 
-Measured in one run on the 100k-op benchmark module (``benchmarks/text_throughput.py`` and the
-numbers in issue 12's closing note): the line path parses about 1.6x as fast as a token fast
-path (the earlier second compiled path, now removed) and about 3x as fast as the general plan
-alone; the parse goal (150k ops/s) is out of reach without it.
+Why a whole-line path, measured in one run on the 100k-op benchmark module: with it the parser
+reads about 2.0-2.5x as many ops per second as the general plans alone (165-180k against
+67-90k ops/s, numbered and named values); a token fast path over tokenized lines, the earlier
+second compiled path, reached only about 1.6x and is gone. The parse goal (150k ops/s) needs
+the line path.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ _MISSING = object()
 
 _NAME = r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)"
 _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
-_TYPE = r"(?:view|vector|tensor)<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>|encoding<[a-z_]+>|" + _IDENT
+_TYPE = r"(?:view|vector|tensor|tile)<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>|encoding<[a-z_]+>|" + _IDENT
 """A type token (the loop is unrolled: the regex engine then keeps no state per character)."""
 _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 
@@ -258,6 +259,11 @@ class _LineGen:
         else:
             raise _Unsupported
 
+    def ptype_of(self, target: str, tok: str) -> None:
+        """``target`` = the type spelled by the text ``tok`` (return None when invalid)."""
+        self.emit(f"if ({target} := NAMED.get({tok}) or TY({tok})) is None:")
+        self.emit("    return None")
+
     def line_type_of(self, field: str) -> None:
         """Capture a type: a result's type, or a check that an operand has it."""
         decl = self.decl
@@ -269,8 +275,7 @@ class _LineGen:
                 raise _Unsupported
             var = self.tmp("rt")
             self.rtypes[field] = var
-            self.emit(f"if ({var} := {read}) is None:")
-            self.emit("    return None")
+            self.ptype_of(var, tok)
             return
         var = self.operands.get(field)
         if var is None or decl.operand(field).variadic:  # type: ignore[union-attr]

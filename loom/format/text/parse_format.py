@@ -165,6 +165,27 @@ def _number(p: Parser, kind: str) -> Any:
     return value
 
 
+def _literal(p: Parser) -> Any:
+    """A number, bool, static encoding spec (canonical text) or a ``[...]`` list of those."""
+    if p.peek() == "[":
+        return _bracketed(p, _literal_item)
+    return _literal_item(p)
+
+
+def _literal_item(p: Parser) -> Any:
+    tok = p.peek()
+    if tok is None or tok[0] != "#":
+        return _number(p, AttrKind.NUMBER)
+    from loom.ir.encoding_spec import SpecError, canonical_spec
+
+    i = p.i
+    p.i = i + 1
+    try:
+        return canonical_spec(tok)
+    except SpecError as e:
+        raise p.error(e.code, str(e), i) from None
+
+
 def _bool(p: Parser) -> bool:
     tok = p.peek()
     if tok not in ("true", "false"):
@@ -238,6 +259,8 @@ def attr_value(p: Parser, a: AttrDef) -> Any:
         return p.string()
     if k in (AttrKind.INT, AttrKind.NUMBER, AttrKind.FLOAT):
         return _number(p, k)
+    if k == AttrKind.LITERAL:
+        return _literal(p)
     if k in (AttrKind.BOOL, AttrKind.UNIT):
         return _bool(p)
     if k == AttrKind.SYMBOL:
@@ -283,9 +306,17 @@ def _attr_probe(a: AttrDef | None) -> Probe:
         return lambda p: _is_ident(p.peek()) or (p.peek() or " ")[0] == '"'
     if k == AttrKind.DICT:
         return lambda p: p.peek() == "{"
+    if k == AttrKind.LITERAL:
+        return lambda p: (
+            _is_number(p.peek()) or p.peek() in ("true", "false", "[") or _is_spec(p.peek())
+        )
     return lambda p: (
         _is_number(p.peek()) or (k == AttrKind.NUMBER and p.peek() in ("true", "false"))
     )
+
+
+def _is_spec(tok: str | None) -> bool:
+    return tok is not None and tok[0] == "#"
 
 
 def _is_ident(tok: str | None) -> bool:

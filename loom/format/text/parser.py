@@ -64,8 +64,15 @@ _DIM = re.compile(r"\s*(?:([0-9]+)|\[\s*%([A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)\s*\]
 _ELEM = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*(\S.*?))?\s*\Z", re.S)
 _PUNCTUATION = frozenset("(){}[]<>=:,|*?")
 _REFS = re.compile(r"%[A-Za-z0-9_$-]+").findall
-_SHAPED_PREFIXES = ("view<", "vector<", "tensor<")
-_SHAPED_KINDS = {"vi": TypeKind.VIEW, "ve": TypeKind.VECTOR, "te": TypeKind.TENSOR}
+_SHAPED_PREFIXES = ("view<", "vector<", "tensor<", "tile<")
+_SHAPED_KINDS = {
+    "vi": TypeKind.VIEW,
+    "ve": TypeKind.VECTOR,
+    "te": TypeKind.TENSOR,
+    "ti": TypeKind.TILE,
+}
+_ATTACHING_KINDS = (TypeKind.VIEW, TypeKind.TILE)
+"""Shaped kinds that take an attachment after the element type (a layout, an encoding)."""
 _NAMED_TYPES: dict[str, Type] = NAMED_TYPES
 _NO_TABLE = 1 << 62
 """A floor id above every value id: the line paths then look every name up in the scopes."""
@@ -482,7 +489,7 @@ class Parser:
                 "PARSE/007",
                 f"unknown type '{tok}'; expected index, offset, i1, "
                 "i8, i16, i32, i64, f16, bf16, f32, f64, buffer, view<...>, "
-                "vector<...> or tensor<...>",
+                "vector<...>, tensor<...> or tile<...>",
             )
         raise self.expected("a type")
 
@@ -553,7 +560,6 @@ class Parser:
 
     def _shaped(self, tok: str, index: int) -> Type:
         kind = _SHAPED_KINDS[tok[:2]]
-        is_view = kind is TypeKind.VIEW
         body = tok[tok.index("<") + 1 : -1]
         dims: list[Any] = []
         pos = 0
@@ -592,7 +598,7 @@ class Parser:
         layout: Any = None
         if m.group(2) is not None:
             text = m.group(2)
-            if not is_view:
+            if kind not in _ATTACHING_KINDS:
                 raise self.error(
                     "PARSE/004", f"invalid type '{tok}': a {kind.value} has no layout", index
                 )

@@ -349,7 +349,7 @@ class _Gen:
         self.flush()
         self.emit(f"{var} = a.get({anchor!r})")
         a = decl.attr(anchor)
-        if a is not None and a.kind == AttrKind.NUMBER:
+        if a is not None and a.kind in (AttrKind.NUMBER, AttrKind.LITERAL):
             return f"({var} is not None)"  # a literal false or 0 is a value
         return f"({var} is not None and {var} != () and {var} is not False)"
 

@@ -151,7 +151,7 @@ class _OpContext:
             return self.regions[field] is not None
         value = self.op.attributes.get(field)
         a = self.decl.attr(field)
-        if a is not None and a.kind == AttrKind.NUMBER:
+        if a is not None and a.kind in (AttrKind.NUMBER, AttrKind.LITERAL):
             return value is not None  # a literal false or 0 is a value
         return value is not None and value != () and value is not False
 
@@ -504,6 +504,10 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return "true"
     if kind == AttrKind.NAME:
         return value if _is_dotted(value) else quote_string(value)
+    if kind == AttrKind.LITERAL and isinstance(value, str):
+        return value  # a static encoding spec, kept canonical
+    if kind == AttrKind.LITERAL and isinstance(value, tuple):
+        return "[" + ", ".join(attr_value_text(kind, x) for x in value) + "]"
     if isinstance(value, DictAttr):
         return dict_text(value)
     if isinstance(value, str):

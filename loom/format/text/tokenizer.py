@@ -5,9 +5,9 @@ No Loom token spans a line, so the parser asks for the tokens of one line at a t
 recomputed with :func:`token_spans` when a diagnostic needs a column. Tokens are plain strings
 whose first character tells their class (``%`` value, ``@`` symbol, ``"`` string, ``^`` label,
 ``#`` hash attribute, digit or ``-`` number, ``/`` comment, letter identifier, else punctuation).
-Shaped types (``view<...>``, ``vector<...>``) are single tokens so that ``4x8xf32`` never reads
-as hex or as identifiers; so is a role-qualified ``encoding<layout>``, which every type position
-then reads as one name.
+Shaped types (``view<...>``, ``vector<...>``, ``tensor<...>``, ``tile<...>``) are single tokens
+so that ``4x8xf32`` never reads as hex or as identifiers; so is a role-qualified
+``encoding<layout>``, which every type position then reads as one name.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 # first because the regex tries them in order at each position.
 _PATTERNS = (
     r"%(?:[A-Za-z_$][A-Za-z0-9_$-]*|[0-9]+)",  # SSA value
-    r"(?:view|vector|tensor)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
+    r"(?:view|vector|tensor|tile)<(?:[^<>\n]|<[^<>\n]*>)*>",  # shaped type, one token
     rf"(?:encoding<[a-z_]+>|{_IDENT}(?:\.{_IDENT})*)",  # identifier, op name, encoding<role>
     r"[(){}\[\]<>=:,|*?]",  # punctuation
     r"//[^\n]*",  # line comment (kept as trivia)

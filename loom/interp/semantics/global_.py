@@ -41,7 +41,8 @@ def _cell(ctx: Any, step: Any) -> Any:
             step,
             "RUNTIME/013",
             f"'{step.op.name}' of {cell.type} is not executable on the reference target: "
-            "vector globals are not modelled (scalars, buffers, views and rodata are)",
+            f"{cell.type.kind.value} globals are not modelled (scalars, buffers, views and "
+            "rodata are)",
             None,
         )
     return cell
