@@ -1055,6 +1055,19 @@ class GridContext(BaseContext):
         else:
             buf.data[pos[:, None] + np.arange(size)] = raw
 
+    def observe_write(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype) -> None:
+        """Record a write of one element per active lane for the sanitizer without writing
+        memory (a race observation). Its value is unknown, so it never counts as a write of
+        the same value."""
+        size = dtype.itemsize
+        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        if not lanes.size:
+            return
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
+        byte_pos = pos[:, None] + np.arange(size)
+        if self.sanitize:
+            self._check(step, buf, byte_pos, lanes, ~buf.data[byte_pos])
+
     def _affine_access(
         self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any
     ) -> tuple:
