@@ -444,7 +444,10 @@ def test_layout_assertion_compares_the_runtime_layout_in_both_engines() -> None:
 
 
 def test_access_assertion_checks_the_box_against_the_buffer_under_the_layout() -> None:
-    body = "  sanitizer.assert.access<read> %v[%i, 0] {static_extents = [1, 4]} : view<4x4xi64, %given>"
+    body = (
+        "  sanitizer.assert.access<read> %v[%i, 0] {static_extents = [1, 4]}"
+        " : view<4x4xi64, %given>"
+    )
     text = LAYOUT_KERNEL.replace("BODY", body)
     assert _both(text, 4, 4, 16) == []
     # pitch 8 for 16 elements of storage: row 2 starts past the buffer, inside the 4x4 shape
