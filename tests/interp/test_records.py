@@ -489,3 +489,21 @@ def test_an_observed_write_races_with_a_plain_read_and_leaves_memory_alone() -> 
     np.testing.assert_array_equal(step_out, [7, 7])
     plain = parse_module(text.replace("<write>", "<read>"))
     assert not launch(plain, "k", workload=(2,), args=(2, np.array([7, 0], np.int64))).findings
+
+
+def test_atomic_observations_do_not_race_with_each_other() -> None:
+    text = kernel(
+        "",
+        "  %z = index.constant 0 : index\n  sanitizer.race.access<read_write> %v[%z] "
+        "{atomic = true, ordering = acq_rel, scope = device} : view<[%n]xi64>",
+    )
+    plain = text.replace(" {atomic = true, ordering = acq_rel, scope = device}", "")
+    for source, codes in ((text, []), (plain, ["SANITIZE/002"])):
+        m = parse_module(source)
+        out = np.array([5, 6], np.int64)
+        result = launch(m, "k", workload=(2,), args=(2, out))
+        assert sorted({d.code for d in result.findings}) == codes, result.render()
+        s = Stepper(m, "k", workload=(2,), args=(2, np.array([5, 6], np.int64)))
+        s.run()
+        assert sorted({d.code for d in s.findings}) == codes
+        np.testing.assert_array_equal(out, [5, 6])

@@ -17,7 +17,6 @@ from loom.interp.semantics import semantics
 from loom.interp.semantics._util import itype, rtype
 from loom.interp.semantics.buffer import _layout_strides, type_dims
 from loom.interp.semantics.view import _address, _indices
-from loom.interp.semantics.view import _load as _view_read
 from loom.ir import Predicate, StaticDim, Value
 
 FAILED = "RUNTIME/030"
@@ -214,15 +213,15 @@ def _assert_layout(ctx: Any, step: Any, view: View) -> View:
 
 @semantics("sanitizer.race.access")
 def _race_access(ctx: Any, step: Any, view: View, *dyn: Any) -> None:
-    # The detector already watches every real access. An observed read is recorded as that
-    # read; an observed write marks the race state only (memory keeps its bytes).
+    # The detector already watches every real access; an observation is checked and recorded
+    # as that access would be (bounds, the race state, atomicity) without touching memory.
     kind = step.attrs.get("kind", "read")
+    atomic = bool(step.attrs.get("atomic", False))
+    addr, _ = _address(ctx, step, view, _indices(step, dyn, "static_indices"), ())
     if kind != "write":
-        _view_read(ctx, step, view, *dyn)
+        ctx.observe(step, view.buf, addr, view.mdtype, False, atomic)
     if kind != "read":
-        idx = _indices(step, dyn, "static_indices")
-        addr, _ = _address(ctx, step, view, idx, ())
-        ctx.observe_write(step, view.buf, addr, view.mdtype)
+        ctx.observe(step, view.buf, addr, view.mdtype, True, atomic)
 
 
 @semantics("sanitizer.race.sync")
