@@ -103,13 +103,12 @@ def _assert_op(ctx: Any, step: Any, *values: Any) -> None:
 def _check_boxes(ctx: Any, step: Any, view: View, dyn: tuple, count: int, strides: tuple) -> None:
     origin = _indices(step, dyn, "static_indices")
     extents = step.attrs.get("static_extents") or (1,) * len(origin)
-    starts = [
-        [o + k * strides[d] if strides else o for d, o in enumerate(origin)] for k in range(count)
-    ]
+    # box k starts at origin + k * strides; strides (verifier) and layout strides (encoding)
+    # are non-negative, so box 0 holds the lowest element and box count-1 the highest one
+    reach = [(count - 1) * (strides[d] if strides else 0) + e - 1 for d, e in enumerate(extents)]
     bad: Any = False
-    for box in starts:
-        for o, e, dim in zip(box, extents, view.dims):
-            bad = bad | (o < 0) | (o + e > dim)
+    for o, r, dim in zip(origin, reach, view.dims):
+        bad = bad | (o < 0) | (o + r >= dim)
     idx = ", ".join("{}" for _ in origin)
     box = "x".join(str(e) for e in extents)
     what = f"the {box} box at [{idx}]"
@@ -128,19 +127,13 @@ def _check_boxes(ctx: Any, step: Any, view: View, dyn: tuple, count: int, stride
         return
     # inside the logical extents: the view's layout must also map every element of every box
     # into its buffer (a layout that does not fit its storage is caught here, at the assertion)
-    lo: Any = None
-    hi: Any = None
-    for box in starts:
-        first: Any = view.base
-        last: Any = view.base
-        for o, e, s in zip(box, extents, view.strides):
-            a, b = o * s * view.size, (o + e - 1) * s * view.size
-            first, last = first + np.minimum(a, b), last + np.maximum(a, b)
-        lo = first if lo is None else np.minimum(lo, first)
-        hi = last if hi is None else np.maximum(hi, last)
-    if lo is None:
-        return
-    hi = hi + view.size
+    first: Any = 0
+    span: Any = 0
+    for o, r, s in zip(origin, reach, view.strides):
+        first = first + o * s
+        span = span + r * s
+    lo = view.base + first * view.size
+    hi = lo + (span + 1) * view.size
     outside = (lo < 0) | (hi > view.buf.length)
     if np.any(outside):
         layout = ", ".join(str(s) if np.ndim(s) == 0 else "?" for s in view.strides)
