@@ -507,3 +507,15 @@ def test_atomic_observations_do_not_race_with_each_other() -> None:
         s.run()
         assert sorted({d.code for d in s.findings}) == codes
         np.testing.assert_array_equal(out, [5, 6])
+
+
+def test_repeated_access_assertion_checks_every_box_against_the_buffer() -> None:
+    body = (
+        "  sanitizer.assert.accesses<read> %v[0, 0] {static_count = 3, static_extents = [1, 4],"
+        " static_strides = [1, 0]} : view<4x4xi64, %given>"
+    )
+    text = LAYOUT_KERNEL.replace("BODY", body)
+    assert _both(text, 2, 8, 24) == []  # rows 0..2 of pitch 8: elements up to 19
+    grid, step = _both(text, 2, 8, 16)
+    assert grid == step and "workitem (0, 0, 0)" in grid
+    assert "3 1x4 boxes from [0, 0] (strides [1, 0]) addresses bytes 0..159" in grid
