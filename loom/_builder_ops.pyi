@@ -663,19 +663,19 @@ class ConfigBuilder(DialectBuilder):
 
 class SanitizerBuilder(DialectBuilder):
     def assert_access(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, static_extents: Any = None, location_id: int | None = None) -> None:
-        """Asserts that the box from the index (static_extents elements per dimension, default one) lies inside the view."""
+        """Asserts that the box from the index (static_extents elements per dimension, default one) lies inside the view, and that the view's layout maps it inside the buffer."""
     def value(self, *, values: Sequence[Value] | None = None, predicates: Any, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> list[Value]:
         """Asserts the predicates on its values and returns them unchanged."""
     def op(self, *, values: Sequence[Value] | None = None, predicates: Any, location_id: int | None = None) -> None:
         """Asserts an operation's contract on its operands (a non-zero divisor, a shift in range)."""
     def layout(self, *, view: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
-        """Asserts that the view has the refined type's static extents and returns it."""
+        """Asserts that the view has the refined type's static extents and, when that type names another layout, the element strides that layout gives; returns the view."""
     def race_access(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, atomic: Any = None, ordering: Any = None, scope: Any = None, location_id: int | None = None) -> None:
-        """Tells the race detector about the element access that follows."""
+        """Tells the race detector about an element access (an observed write leaves memory alone)."""
     def sync(self, *, memory_space: Any, ordering: Any, scope: Any, location_id: int | None = None) -> None:
         """Tells the race detector about a synchronisation of one memory space."""
     def accesses(self, *, view: Value, indices: Sequence[Value] | None = None, kind: Any, static_extents: Any, static_strides: Any, static_count: Any, location_id: int | None = None) -> None:
-        """Asserts static_count boxes inside the view: box k starts at the index plus k times static_strides."""
+        """Asserts static_count boxes inside the view (and, under its layout, the buffer): box k starts at the index plus k times static_strides."""
 
 
 class DialectNamespaces:

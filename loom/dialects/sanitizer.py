@@ -274,7 +274,7 @@ _ACCESS_FORMAT = [
 ASSERT_ACCESS = op(
     "sanitizer.assert.access",
     "Asserts that the box from the index (static_extents elements per dimension, default one) "
-    "lies inside the view.",
+    "lies inside the view, and that the view's layout maps it inside the buffer.",
     operands=_VIEW_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),
@@ -330,7 +330,8 @@ ASSERT_OP = op(
 
 ASSERT_LAYOUT = op(
     "sanitizer.assert.layout",
-    "Asserts that the view has the refined type's static extents and returns it.",
+    "Asserts that the view has the refined type's static extents and, when that type names "
+    "another layout, the element strides that layout gives; returns the view.",
     operands=[Operand("view", VIEW)],
     results=[Result("result", VIEW)],
     traits=[_EFFECTS],
@@ -348,7 +349,7 @@ ASSERT_LAYOUT = op(
 
 RACE_ACCESS = op(
     "sanitizer.race.access",
-    "Tells the race detector about the element access that follows.",
+    "Tells the race detector about an element access (an observed write leaves memory alone).",
     operands=_VIEW_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),
@@ -397,8 +398,8 @@ RACE_SYNC = op(
 
 ASSERT_ACCESSES = op(
     "sanitizer.assert.accesses",
-    "Asserts static_count boxes inside the view: box k starts at the index plus k times "
-    "static_strides.",
+    "Asserts static_count boxes inside the view (and, under its layout, the buffer): box k "
+    "starts at the index plus k times static_strides.",
     operands=_VIEW_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),

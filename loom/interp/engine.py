@@ -1066,6 +1066,22 @@ class GridContext(BaseContext):
         else:
             buf.data[pos[:, None] + np.arange(size)] = raw
 
+    def observe(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, write: bool, atomic: bool = False
+    ) -> None:
+        """Record a read or write of one element per active lane for the sanitizer without
+        touching memory (a race observation). An observed write's value is unknown, so it never
+        counts as a write of the same value."""
+        size = dtype.itemsize
+        lanes, a = self._lanes_and_addr(step, buf, addr, size)
+        if not lanes.size or not self.sanitize:
+            return
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
+        byte_pos = pos[:, None] + np.arange(size)
+        self._check(
+            step, buf, byte_pos, lanes, buf.data[byte_pos] if write else None, atomic, False
+        )
+
     def _affine_access(
         self, step: Any, buf: Buf, fact: tuple, dtype: np.dtype, values: Any
     ) -> tuple:
@@ -1243,6 +1259,7 @@ class GridContext(BaseContext):
         lanes: np.ndarray,
         raw: Any,
         atomic: bool = False,
+        known: bool = True,
     ) -> None:
         if self.tracer is not None:
             self.tracer.access(buf, byte_pos, lanes + self.g0 * self.wg, raw is not None)
@@ -1266,6 +1283,7 @@ class GridContext(BaseContext):
                 raw,
                 buf.data,
                 atomic=atomic,
+                known=known,
             )
 
     def load_bytes(self, step: Any, buf: Buf, lane: int, start: int, count: int) -> np.ndarray:

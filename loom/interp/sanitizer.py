@@ -686,8 +686,10 @@ def check_item(
     wg: int,
     new_bytes: np.ndarray | None = None,
     atomic: bool = False,
+    known: bool = True,
 ) -> None:
-    """Check one workitem's read (``new_bytes`` None) or write of bytes ``p..p+n-1``.
+    """Check one workitem's read (``new_bytes`` None) or write of bytes ``p..p+n-1``
+    (``known`` False: a write of unknown value, never a write of the same value).
 
     The stepper's accesses (1-byte granules, barrier ``epoch`` of the workitem's workgroup).
     When nothing can be reported the state is recorded here directly; otherwise
@@ -715,7 +717,7 @@ def check_item(
             check_read(f, step, buf, ix, item, epochs, wg, atomic)
         else:
             write = new_bytes.reshape(1, n)
-            check_write(f, step, buf, ix, item, epochs, wg, write, buf.data, atomic)
+            check_write(f, step, buf, ix, item, epochs, wg, write, buf.data, atomic, known)
         return
     key = (p, 1, n, item)
     if reading:
@@ -844,9 +846,11 @@ def check_write(
     new_bytes: np.ndarray,
     data: np.ndarray,
     atomic: bool = False,
+    known: bool = True,
 ) -> None:
     """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access);
-    ``atomic`` writes do not race with earlier atomic accesses nor with each other."""
+    ``atomic`` writes do not race with earlier atomic accesses nor with each other; ``known``
+    False: the value written is unknown (a race observation), never the same value."""
     if atomic:
         f.atomic_steps.add(step.index)
     sh = buf.shadow
@@ -871,6 +875,8 @@ def check_write(
         if bad.any():
             rows_bad = bad.any(axis=1)
             equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
+            if not known:
+                equal_rows = np.zeros_like(rows_bad)
             for rows, sev, code, what in (
                 (
                     rows_bad & ~equal_rows,
@@ -929,7 +935,7 @@ def check_write(
                 "the conflicting read",
             )
     if not (ix.contiguous or ix.distinct or atomic):
-        _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes)
+        _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes, known)
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:
         ix.put(sh.epochs("w"), _epoch_rows(epochs))
@@ -941,7 +947,13 @@ def check_write(
 
 
 def _same_op_writes(
-    f: Findings, step: Any, buf: Any, ix: Any, items: np.ndarray, new_bytes: np.ndarray
+    f: Findings,
+    step: Any,
+    buf: Any,
+    ix: Any,
+    items: np.ndarray,
+    new_bytes: np.ndarray,
+    known: bool = True,
 ) -> None:
     pos = ix.starts[:, None] + np.arange(ix.size)
     flat = pos.reshape(-1)
@@ -957,7 +969,7 @@ def _same_op_writes(
     k = int(np.flatnonzero(dup)[0])
     if f.tracer is not None:
         f.tracer.flag(buf, "race", fs[1:][dup], 1)
-    equal = bool(np.all(vs[1:][dup] == vs[:-1][dup]))
+    equal = known and bool(np.all(vs[1:][dup] == vs[:-1][dup]))
     sev = DiagnosticSeverity.WARNING if equal else DiagnosticSeverity.ERROR
     code = "SANITIZE/003" if equal else "SANITIZE/002"
     what = "data race (same value)" if equal else "data race"

@@ -218,6 +218,15 @@ class _ItemContext(BaseContext):
         raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
         self.s._write(step, buf, p, raw)
 
+    def observe(
+        self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, write: bool, atomic: bool = False
+    ) -> None:
+        p = self._range(step, buf, int(addr), dtype.itemsize)
+        if write:
+            self.s._observe_write(step, buf, p, dtype.itemsize, atomic)
+        else:
+            self.s._read(step, buf, p, dtype.itemsize, atomic)
+
     def atomic(
         self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, update: Any, fold: Any = None
     ) -> Any:
@@ -651,6 +660,17 @@ class Stepper:
         self._log(buf.shadow.save("r", p, p + n))
         item = self._item.item
         san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
+
+    def _observe_write(self, step: Any, buf: Buf, p: int, n: int, atomic: bool) -> None:
+        """A race observation of a write: the shadow records it, memory is unchanged (its
+        value is unknown, so it never counts as a write of the same value)."""
+        self._log(buf.shadow.save("w", p, p + n))
+        raw = buf.data[p : p + n]
+        item = self._item.item
+        san.check_item(
+            self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic, False
+        )
+        self._touched.append((buf, p, n))
 
     def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray, atomic: bool = False) -> None:
         n = raw.size

@@ -391,3 +391,131 @@ def test_loom_run_takes_globals_and_prints_scalar_globals(
     assert "--global calls: 'x' is not an index value" in capsys.readouterr().err
     assert loom_run([*argv, "--config", "nope=1", "--force"]) == 2
     assert "unknown config name '@nope'" in capsys.readouterr().err
+
+
+LAYOUT_KERNEL = """kernel.def @k(%n: index) {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%n, %one, %one) : index
+} launch(%n: index, %pitch: index, %out: buffer) {
+  %base = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %z = index.constant 0 : index
+  %given = encoding.layout.strided [%pitch, 1] : encoding<layout>
+  %v = buffer.view %out[%base] : buffer -> view<4x4xi64, %given>
+BODY
+  kernel.return
+}
+"""
+
+
+def _both(text: str, n: int, pitch: int, size: int) -> list[str]:
+    """The rendered RUNTIME/030 failures of the grid engine and the stepper (empty: passed)."""
+    m = parse_module(text)
+    out = []
+    for run in (
+        lambda: launch(m, "k", workload=(n,), args=(n, pitch, np.zeros(size, np.int64))),
+        lambda: Stepper(m, "k", workload=(n,), args=(n, pitch, np.zeros(size, np.int64))).run(),
+    ):
+        try:
+            run()
+        except LoomRuntimeError as e:
+            (d,) = e.diagnostics
+            assert d.code == "RUNTIME/030"
+            out.append(d.render())
+    return out
+
+
+def test_layout_assertion_compares_the_runtime_layout_in_both_engines() -> None:
+    body = """  %dense = encoding.layout.dense : encoding<layout>
+  %w = sanitizer.assert.layout %v : view<4x4xi64, %given> -> view<4x4xi64, %dense>
+  %x = index.cast %i : index to i64
+  view.store %x, %w[%i, %z] : i64, view<4x4xi64, %dense>"""
+    text = LAYOUT_KERNEL.replace("BODY", body)
+    assert _both(text, 4, 4, 16) == []  # pitch 4 is the dense layout of a 4x4 view
+    grid, step = _both(text, 4, 8, 32)  # a padded pitch is not
+    assert grid == step
+    assert "element strides [8, 1] are not those of the layout of" in grid
+    assert "([4, 1])" in grid and "workitem (0, 0, 0)" in grid
+    # a static layout spec is compared the same way
+    static = text.replace("%dense = encoding.layout.dense : encoding<layout>", "")
+    static = static.replace("%dense>", "#encoding.layout.strided<strides = [8, 1]>>")
+    assert _both(static, 4, 8, 32) == []
+    assert len(_both(static, 4, 4, 16)) == 2
+
+
+def test_access_assertion_checks_the_box_against_the_buffer_under_the_layout() -> None:
+    body = (
+        "  sanitizer.assert.access<read> %v[%i, 0] {static_extents = [1, 4]}"
+        " : view<4x4xi64, %given>"
+    )
+    text = LAYOUT_KERNEL.replace("BODY", body)
+    assert _both(text, 4, 4, 16) == []
+    # pitch 8 for 16 elements of storage: row 2 starts past the buffer, inside the 4x4 shape
+    grid, step = _both(text, 4, 8, 16)
+    assert grid == step
+    assert "workitem (2, 0, 0)" in grid
+    assert "the read of the 1x4 box at [2, 0] addresses bytes 128..159, outside buffer" in grid
+    assert "(element strides [8, 1])" in grid
+    assert _both(text, 4, 8, 32) == []
+
+
+def test_an_observed_write_races_with_a_plain_read_and_leaves_memory_alone() -> None:
+    # workitem 1 is observed writing element 0, which workitem 0 reads in the same interval
+    text = kernel(
+        "",
+        """  %z = index.constant 0 : index
+  %second = index.cmp eq, %i, %one2 : index
+  scf.if %second {
+    sanitizer.race.access<write> %v[%z] : view<[%n]xi64>
+  }
+  %first = index.cmp eq, %i, %z : index
+  scf.if %first {
+    %x = view.load %v[%z] : view<[%n]xi64> -> i64
+    view.store %x, %v[%one2] : i64, view<[%n]xi64>
+  }""",
+    ).replace(
+        "  %z = index.constant 0 : index\n",
+        "  %z = index.constant 0 : index\n  %one2 = index.constant 1 : index\n",
+    )
+    m = parse_module(text)
+    out = np.array([7, 0], np.int64)
+    result = launch(m, "k", workload=(2,), args=(2, out))
+    assert [d.code for d in result.findings] == ["SANITIZE/002"], result.render()
+    np.testing.assert_array_equal(out, [7, 7])  # the observed write changed nothing
+    step_out = np.array([7, 0], np.int64)
+    s = Stepper(m, "k", workload=(2,), args=(2, step_out))
+    s.run()
+    assert [d.code for d in s.findings] == ["SANITIZE/002"]
+    np.testing.assert_array_equal(step_out, [7, 7])
+    plain = parse_module(text.replace("<write>", "<read>"))
+    assert not launch(plain, "k", workload=(2,), args=(2, np.array([7, 0], np.int64))).findings
+
+
+def test_atomic_observations_do_not_race_with_each_other() -> None:
+    text = kernel(
+        "",
+        "  %z = index.constant 0 : index\n  sanitizer.race.access<read_write> %v[%z] "
+        "{atomic = true, ordering = acq_rel, scope = device} : view<[%n]xi64>",
+    )
+    plain = text.replace(" {atomic = true, ordering = acq_rel, scope = device}", "")
+    for source, codes in ((text, []), (plain, ["SANITIZE/002"])):
+        m = parse_module(source)
+        out = np.array([5, 6], np.int64)
+        result = launch(m, "k", workload=(2,), args=(2, out))
+        assert sorted({d.code for d in result.findings}) == codes, result.render()
+        s = Stepper(m, "k", workload=(2,), args=(2, np.array([5, 6], np.int64)))
+        s.run()
+        assert sorted({d.code for d in s.findings}) == codes
+        np.testing.assert_array_equal(out, [5, 6])
+
+
+def test_repeated_access_assertion_checks_every_box_against_the_buffer() -> None:
+    body = (
+        "  sanitizer.assert.accesses<read> %v[0, 0] {static_count = 3, static_extents = [1, 4],"
+        " static_strides = [1, 0]} : view<4x4xi64, %given>"
+    )
+    text = LAYOUT_KERNEL.replace("BODY", body)
+    assert _both(text, 2, 8, 24) == []  # rows 0..2 of pitch 8: elements up to 19
+    grid, step = _both(text, 2, 8, 16)
+    assert grid == step and "workitem (0, 0, 0)" in grid
+    assert "3 1x4 boxes from [0, 0] (strides [1, 0]) addresses bytes 0..159" in grid

@@ -14,10 +14,9 @@ import numpy as np
 
 from loom.interp.memory import View
 from loom.interp.semantics import semantics
-from loom.interp.semantics._util import rtype
-from loom.interp.semantics.buffer import type_dims
-from loom.interp.semantics.view import _indices
-from loom.interp.semantics.view import _load as _view_read
+from loom.interp.semantics._util import itype, rtype
+from loom.interp.semantics.buffer import _layout_strides, type_dims
+from loom.interp.semantics.view import _address, _indices
 from loom.ir import Predicate, StaticDim, Value
 
 FAILED = "RUNTIME/030"
@@ -104,27 +103,50 @@ def _assert_op(ctx: Any, step: Any, *values: Any) -> None:
 def _check_boxes(ctx: Any, step: Any, view: View, dyn: tuple, count: int, strides: tuple) -> None:
     origin = _indices(step, dyn, "static_indices")
     extents = step.attrs.get("static_extents") or (1,) * len(origin)
+    # box k starts at origin + k * strides; strides (verifier) and layout strides (encoding)
+    # are non-negative, so box 0 holds the lowest element and box count-1 the highest one
+    reach = [(count - 1) * (strides[d] if strides else 0) + e - 1 for d, e in enumerate(extents)]
     bad: Any = False
-    for k in range(count):
-        for d, (o, e, dim) in enumerate(zip(origin, extents, view.dims)):
-            start = o + k * strides[d] if strides else o
-            bad = bad | (start < 0) | (start + e > dim)
-    if not np.any(bad):
-        return
+    for o, r, dim in zip(origin, reach, view.dims):
+        bad = bad | (o < 0) | (o + r >= dim)
     idx = ", ".join("{}" for _ in origin)
-    shape = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
     box = "x".join(str(e) for e in extents)
     what = f"the {box} box at [{idx}]"
     if count > 1:
         what = f"{count} {box} boxes from [{idx}] (strides {list(strides)})"
     kind = step.attrs.get("kind", "read")
-    ctx.check(
-        step,
-        bad,
-        FAILED,
-        f"failed: the {kind} of {what} is outside the view of shape {shape}",
-        *origin,
-    )
+    if np.any(bad):
+        shape = "x".join(str(d) if np.ndim(d) == 0 else "?" for d in view.dims)
+        ctx.check(
+            step,
+            bad,
+            FAILED,
+            f"failed: the {kind} of {what} is outside the view of shape {shape}",
+            *origin,
+        )
+        return
+    # inside the logical extents: the view's layout must also map every element of every box
+    # into its buffer (a layout that does not fit its storage is caught here, at the assertion)
+    first: Any = 0
+    span: Any = 0
+    for o, r, s in zip(origin, reach, view.strides):
+        first = first + o * s
+        span = span + r * s
+    lo = view.base + first * view.size
+    hi = lo + (span + 1) * view.size
+    outside = (lo < 0) | (hi > view.buf.length)
+    if np.any(outside):
+        layout = ", ".join(str(s) if np.ndim(s) == 0 else "?" for s in view.strides)
+        ctx.check(
+            step,
+            outside,
+            FAILED,
+            f"failed: the {kind} of {what} addresses bytes {{}}..{{}}, outside buffer "
+            f"{view.buf.name} of {view.buf.length} bytes (element strides [{layout}])",
+            *origin,
+            lo,
+            hi - 1,
+        )
 
 
 @semantics("sanitizer.assert.access")
@@ -136,6 +158,12 @@ def _assert_access(ctx: Any, step: Any, view: View, *dyn: Any) -> None:
 def _assert_accesses(ctx: Any, step: Any, view: View, *dyn: Any) -> None:
     strides = tuple(step.attrs.get("static_strides", ()))
     _check_boxes(ctx, step, view, dyn, int(step.attrs.get("static_count", 1)), strides)
+
+
+def _same_layout(a: Any, b: Any) -> bool:
+    if isinstance(a, Value) or isinstance(b, Value):
+        return a is b
+    return a == b
 
 
 @semantics("sanitizer.assert.layout")
@@ -154,16 +182,39 @@ def _assert_layout(ctx: Any, step: Any, view: View) -> View:
             f"failed: the view's extents ({shape}) are not those of {want}",
             *view.dims,
         )
+    if want.encoding is not None and not _same_layout(want.encoding, itype(step).encoding):
+        # a layout other than the view's own: it must address the view's elements where the
+        # view's runtime layout does (same element strides for these extents)
+        expected = _layout_strides(ctx, step, want, view.dims)
+        bad = False
+        for have, s in zip(view.strides, expected):
+            bad = bad | (have != s)
+        if np.any(bad):
+            parts = ", ".join("{}" for _ in view.strides)
+            ctx.check(
+                step,
+                bad,
+                FAILED,
+                f"failed: the view's element strides [{parts}] are not those of the layout of "
+                f"{want} ([{parts}])",
+                *view.strides,
+                *expected,
+            )
     dims = type_dims(ctx, want)
     return View(view.buf, view.base, dims, view.strides, view.etype)
 
 
 @semantics("sanitizer.race.access")
 def _race_access(ctx: Any, step: Any, view: View, *dyn: Any) -> None:
-    # The detector already watches every real access; an observed read is recorded as that read
-    # (an observed write is not replayed: it would change memory before the real write).
-    if step.attrs.get("kind") != "write":
-        _view_read(ctx, step, view, *dyn)
+    # The detector already watches every real access; an observation is checked and recorded
+    # as that access would be (bounds, the race state, atomicity) without touching memory.
+    kind = step.attrs.get("kind", "read")
+    atomic = bool(step.attrs.get("atomic", False))
+    addr, _ = _address(ctx, step, view, _indices(step, dyn, "static_indices"), ())
+    if kind != "write":
+        ctx.observe(step, view.buf, addr, view.mdtype, False, atomic)
+    if kind != "read":
+        ctx.observe(step, view.buf, addr, view.mdtype, True, atomic)
 
 
 @semantics("sanitizer.race.sync")
