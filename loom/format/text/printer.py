@@ -29,6 +29,7 @@ from loom.ir import (
     Region,
     TaggedLocation,
     Type,
+    TypedInt,
     Value,
     type_to_text,
 )
@@ -506,6 +507,10 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return value if _is_dotted(value) else quote_string(value)
     if isinstance(value, DictAttr):
         return dict_text(value)
+    if isinstance(value, TypedInt):
+        return str(value)
+    if isinstance(value, bytes):
+        return f'bytes("{value.hex()}")'
     if isinstance(value, str):
         return quote_string(value)
     if isinstance(value, (bool, int, float)):
