@@ -883,7 +883,7 @@ class _Reader:
             name = self.strings[st.index(k + 1, len(self.strings), "integer type name")]
             z = s[k + 2]
             try:
-                return TypedInt(name, (z >> 1) ^ -(z & 1)), k + 3
+                return TypedInt(name, z if name[:1] == "u" else (z >> 1) ^ -(z & 1)), k + 3
             except (TypeError, ValueError) as e:
                 raise st.error(E_SEMANTIC, k + 1, str(e)) from None
         if tag == L.ATTR_BYTES:

@@ -383,7 +383,8 @@ class _Writer:
         elif isinstance(value, str):
             out += (L.ATTR_STRING, self.sid(value))
         elif isinstance(value, TypedInt):
-            out += (L.ATTR_TYPED_INT, self.sid(value.type), _zig(value.value))
+            v = value.value
+            out += (L.ATTR_TYPED_INT, self.sid(value.type), v if value.type[0] == "u" else _zig(v))
         elif isinstance(value, bytes):
             out += (L.ATTR_BYTES, self.sid(value.hex()))
         elif isinstance(value, Type):
