@@ -230,6 +230,16 @@ DEF = op(
             'func.def public abi(object_function) export("entry") @entry() {\n  func.return\n}',
             top_level=True,
         ),
+        Example(
+            "func.def @first(%n: index, %x: tensor<[%n]xf32>) -> (tensor<[%n]xf32>) {\n"
+            "  func.return %x : tensor<[%n]xf32>\n"
+            "}\n\n"
+            "func.def @caller(%m: index, %t: tensor<[%m]xf32>) -> (tensor<[%m]xf32>) {\n"
+            "  %r = func.call @first(%m, %t) : (index, tensor<[%m]xf32>) -> (tensor<[%m]xf32>)\n"
+            "  func.return %r : tensor<[%m]xf32>\n"
+            "}",
+            top_level=True,
+        ),
     ],
     verifier=_verify_signature,
 )
@@ -474,6 +484,12 @@ DECL = op(
             top_level=True,
         ),
         Example("func.decl public optional hot @probe(%n: index)", top_level=True),
+        Example(
+            'func.decl public import("runtime", "callback") import_metadata({"runtime.revision" '
+            '= u64(3)}) export_metadata({"help.summary" = "Progress callback", "wire.tag" = '
+            'bytes("00feff")}) @progress(%done: index)',
+            top_level=True,
+        ),
     ],
     verifier=_verify_signature,
 )
