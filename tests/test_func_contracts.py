@@ -113,7 +113,9 @@ def test_typed_ints_check_their_range_when_made() -> None:
 
 
 def test_bytecode_with_a_bad_typed_int_is_refused() -> None:
-    module = parse_module("func.def public export_metadata({k = u8(200)}) @f() {\n  func.return\n}\n")
+    module = parse_module(
+        "func.def public export_metadata({k = u8(200)}) @f() {\n  func.return\n}\n"
+    )
     data = write_module(module)
     # the value is the varint of 200 (two bytes); rewrite it as 400
     z200, z400 = bytes([0xC8, 0x01]), bytes([0x90, 0x03])
@@ -152,3 +154,17 @@ def test_calls_bind_the_callee_dynamic_dims_to_the_passed_values() -> None:
     report = verify_module(parse_module(DYN.format(args="%m, %t", ret="tensor<[%k]xf32>")))
     assert [d.code for d in report.errors] == ["TYPE/001"]
     assert "call result types (tensor<[%k]xf32>)" in report.render()
+
+
+def test_empty_dictionaries_are_absent_ones() -> None:
+    module, b = module_builder()
+    b.func.decl(
+        callee="e", args=[], visibility="public", export_metadata={}, abi="hal_kernel", abi_attrs={}
+    )
+    (decl,) = module.body.ops
+    assert "export_metadata" not in decl.attributes and "abi_attrs" not in decl.attributes
+    text = print_module(module)
+    assert text == "func.decl public abi(hal_kernel) @e()\n"
+    assert module_diff(module, parse_module(text), locations=False) is None
+    parsed = parse_module("func.decl public abi(hal_kernel, {}) export_metadata({}) @e()\n")
+    assert print_module(parsed) == text

@@ -154,6 +154,8 @@ class _OpContext:
         a = self.decl.attr(field)
         if a is not None and a.kind == AttrKind.NUMBER:
             return value is not None  # a literal false or 0 is a value
+        if isinstance(value, DictAttr):
+            return len(value) > 0
         return value is not None and value != () and value is not False
 
     def region_args(self, field: str) -> tuple[Value, ...]:
