@@ -389,6 +389,8 @@ class LoomBuilder(_Namespaces):
             if a.optional and type(raw) is type(a.default) and raw == a.default:
                 continue  # the declared default: elided in text, so not stored either
             value = _coerce_attr(a, raw)
+            if a.optional and isinstance(value, DictAttr) and not value:
+                continue  # an empty optional dictionary is an absent one (text omits it)
             problem = attr_problem(a, value)
             if problem:
                 raise fail(problem)

@@ -27,6 +27,7 @@ from pygments.token import (
 
 from loom.dsl import AttrKind, FormatElement, OpDef
 from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, FuncRefType, TypeKind, opaque_types
+from loom.ir.attributes import TYPED_INT_RANGES
 from loom.ir.types import YIELDABLE
 from loom.registry import OpRegistry, as_registry
 
@@ -90,6 +91,10 @@ def _words_of(reg: OpRegistry) -> LoomWords:
     }
     types.add(FuncRefType.spelling)
     keywords.add(YIELDABLE)
+    if any(a.kind == AttrKind.DICT for d in reg for a in d.attrs):
+        # dictionary values spell typed integers and byte strings: ``u64(3)``, ``bytes("00")``
+        types.update(TYPED_INT_RANGES)
+        keywords.add("bytes")
     # dialect types (``kernel.async.token``) are named by the constraints that fix them
     for d in reg:
         for f in (*d.operands, *d.results):

@@ -59,7 +59,8 @@ _ATTR_KINDS = {
     AttrKind.STRING: "str",
     AttrKind.ENCODING: "encoding spec '#family<...>' (str)",
     AttrKind.NAME: "dotted name (str, written bare)",
-    AttrKind.DICT: "dict (str keys; str, number, bool, int list or dict values)",
+    AttrKind.DICT: "dict (str keys; str, number, bool, int list, u64(N)-style typed int, "
+    'bytes("hex") or dict values)',
     AttrKind.BOOL: "bool",
     AttrKind.SYMBOL: "symbol name (str)",
     AttrKind.BLOCK: "block label (str)",

@@ -1,5 +1,6 @@
 """func: helper functions callable from kernels."""
 
+from loom.diagnostics import count_of
 from loom.dsl import (
     ANY,
     BUFFER_T,
@@ -14,6 +15,7 @@ from loom.dsl import (
     Clause,
     Declaration,
     DefersPlacement,
+    Dictionary,
     EnumDef,
     Example,
     Glue,
@@ -42,8 +44,8 @@ from loom.dsl import (
     Violation,
     op,
 )
-from loom.ir import FuncRefType, FunctionType, ScalarType, Value
-from loom.ir.types import declare_func_ref
+from loom.ir import DynamicDim, FuncRefType, FunctionType, ScalarType, ShapedType, Value
+from loom.ir.types import declare_func_ref, same_type_along
 
 declare_func_ref("func.ref")
 
@@ -82,7 +84,15 @@ _CC = AttrDef(
 _CONTRACT = [
     AttrDef("target", AttrKind.SYMBOL, optional=True),
     AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
+    AttrDef("abi_attrs", AttrKind.DICT, optional=True, doc="parameters of the ABI contract"),
     AttrDef("export_symbol", AttrKind.STRING, optional=True),
+    AttrDef("export_attrs", AttrKind.DICT, optional=True, doc="parameters of the export"),
+    AttrDef(
+        "export_metadata",
+        AttrKind.DICT,
+        optional=True,
+        doc="metadata published with the export (public or exported functions only)",
+    ),
 ]
 _SIGNATURE_ATTRS = [
     AttrDef("callee", AttrKind.SYMBOL),
@@ -91,8 +101,19 @@ _SIGNATURE_ATTRS = [
 ]
 _CONTRACT_FORMAT = [
     OptionalGroup("target", Clause("target", SymbolRef("target"))),
-    OptionalGroup("abi", Clause("abi", Attr("abi"))),
-    OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
+    OptionalGroup(
+        "abi",
+        Clause("abi", Attr("abi"), OptionalGroup("abi_attrs", Kw(","), Dictionary("abi_attrs"))),
+    ),
+    OptionalGroup(
+        "export_symbol",
+        Clause(
+            "export",
+            Attr("export_symbol"),
+            OptionalGroup("export_attrs", Kw(","), Dictionary("export_attrs")),
+        ),
+    ),
+    OptionalGroup("export_metadata", Clause("export_metadata", Dictionary("export_metadata"))),
 ]
 
 
@@ -146,6 +167,27 @@ def _verify_predicates(op, ctx) -> list[Violation]:  # noqa: ANN001
     return out
 
 
+def _verify_export_metadata(op) -> list[Violation]:  # noqa: ANN001
+    """Export metadata describes an export: only a public or exported function has one."""
+    meta = op.attributes.get("export_metadata")
+    if not meta or op.attributes.get("visibility") or op.attributes.get("export_symbol"):
+        return []
+    return [
+        Violation(
+            "STRUCTURE/014",
+            f"'{op.name}' attribute 'export_metadata' has {count_of(len(meta), 'entry')}; "
+            "expected zero "
+            "entries unless the function is public or explicitly exported",
+            "export_metadata",
+        )
+    ]
+
+
+def _verify_signature(op, ctx) -> list[Violation]:  # noqa: ANN001
+    """The rules func.def and func.decl share: predicates and export metadata."""
+    return _verify_predicates(op, ctx) + _verify_export_metadata(op)
+
+
 DEF = op(
     "func.def",
     "A function: a symbol with arguments, result types and a body ending in func.return.",
@@ -188,8 +230,18 @@ DEF = op(
             'func.def public abi(object_function) export("entry") @entry() {\n  func.return\n}',
             top_level=True,
         ),
+        Example(
+            "func.def @first(%n: index, %x: tensor<[%n]xf32>) -> (tensor<[%n]xf32>) {\n"
+            "  func.return %x : tensor<[%n]xf32>\n"
+            "}\n\n"
+            "func.def @caller(%m: index, %t: tensor<[%m]xf32>) -> (tensor<[%m]xf32>) {\n"
+            "  %r = func.call @first(%m, %t) : (index, tensor<[%m]xf32>) -> (tensor<[%m]xf32>)\n"
+            "  func.return %r : tensor<[%m]xf32>\n"
+            "}",
+            top_level=True,
+        ),
     ],
-    verifier=_verify_predicates,
+    verifier=_verify_signature,
 )
 
 
@@ -207,7 +259,8 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
                 "purity",
             )
         ]
-    params = tuple(v.type for v in callee.regions[0].blocks[0].args)
+    formals = callee.regions[0].blocks[0].args
+    params = tuple(v.type for v in formals)
     results = tuple(callee.attributes.get("result_types", ()))
     args = tuple(v.type for v in op.operands)
     if len(args) != len(params):
@@ -219,17 +272,23 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
                 "operands",
             )
         ]
+    # A callee type naming its own parameters (``tensor<[%n]xf32>``) is bound per call: it
+    # names the values passed for them here.
+    bind = {id(f): a for f, a in zip(formals, op.operands)}
     for i, (a, p) in enumerate(zip(args, params)):
-        if a != p:
+        if not same_type_along(p, a, bind):
             return [
                 Violation(
                     "TYPE/001",
-                    f"argument {i} type {a} does not match parameter type {p}",
+                    f"argument {i} type {a} does not match parameter type {p}"
+                    + _bound_note(p, formals, op.operands),
                     "operands",
                 )
             ]
     got = tuple(v.type for v in op.results)
-    if got != results:
+    if len(got) != len(results) or not all(
+        same_type_along(r, g, bind) for r, g in zip(results, got)
+    ):
         return [
             Violation(
                 "TYPE/001",
@@ -240,6 +299,21 @@ def _verify_call(op, ctx) -> list[Violation]:  # noqa: ANN001
             )
         ]
     return []
+
+
+def _bound_note(t, formals, actuals) -> str:  # noqa: ANN001
+    """`` (with %n bound to %m)`` for the parameters a callee type names."""
+    if not isinstance(t, ShapedType):
+        return ""
+    named = [d.value for d in t.dims if isinstance(d, DynamicDim)]
+    if isinstance(t.encoding, Value):
+        named.append(t.encoding)
+    pairs = [
+        f"%{f.display_name} bound to %{a.display_name}"
+        for f, a in zip(formals, actuals)
+        if any(f is v for v in named)
+    ]
+    return f" (with {', '.join(pairs)})" if pairs else ""
 
 
 CALL = op(
@@ -354,6 +428,12 @@ DECL = op(
         ),
         AttrDef("import_module", AttrKind.STRING, optional=True, doc="module to import from"),
         AttrDef("import_symbol", AttrKind.STRING, optional=True, doc="name in that module"),
+        AttrDef(
+            "import_metadata",
+            AttrKind.DICT,
+            optional=True,
+            doc="metadata the import carries to the linker",
+        ),
         _CC,
         *_CALL_MODIFIERS,
         *_CONTRACT,
@@ -387,6 +467,7 @@ DECL = op(
                 OptionalGroup("import_symbol", Kw(","), Attr("import_symbol")),
             ),
         ),
+        OptionalGroup("import_metadata", Clause("import_metadata", Dictionary("import_metadata"))),
         OptionalGroup("cc", Attr("cc")),
         *_CALL_MODIFIER_FORMAT,
         *_CONTRACT_FORMAT,
@@ -403,8 +484,14 @@ DECL = op(
             top_level=True,
         ),
         Example("func.decl public optional hot @probe(%n: index)", top_level=True),
+        Example(
+            'func.decl public import("runtime", "callback") import_metadata({"runtime.revision" '
+            '= u64(3)}) export_metadata({"help.summary" = "Progress callback", "wire.tag" = '
+            'bytes("00feff")}) @progress(%done: index)',
+            top_level=True,
+        ),
     ],
-    verifier=_verify_predicates,
+    verifier=_verify_signature,
 )
 
 

@@ -590,17 +590,30 @@ class ResultTypeList(FormatElement):
         c.tokens.append(f"({text})" if self.parens else text)
 
     def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
-        field, parens = self.field, self.parens
+        field, parens, isolated = self.field, self.parens, pc.isolated
         is_attr = pc.decl.attr(field) is not None
         type_list = pc.type_list
 
-        def result_types(p: Any, s: Any) -> None:
+        def read(p: Any) -> list[Any]:
             if parens:
                 p.expect("(")
                 types = [] if p.peek() == ")" else type_list(p)
                 p.expect(")")
-            else:  # none at all reads as an empty list (the verifier may require some)
-                types = type_list(p) if p.is_type_start() else []
+                return types
+            # none at all reads as an empty list (the verifier may require some)
+            return type_list(p) if p.is_type_start() else []
+
+        def result_types(p: Any, s: Any) -> None:
+            # A signature's result types may name its arguments (``-> (tensor<[%n]xf32>)``).
+            scope = s.last_scope if is_attr else None
+            if scope is None:
+                types = read(p)
+            else:
+                floor = p.push_scope(scope, isolated)
+                try:
+                    types = read(p)
+                finally:
+                    p.pop_scope(floor)
             (s.attrs if is_attr else s.rtypes)[field] = tuple(types)
 
         return [result_types]

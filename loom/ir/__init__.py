@@ -7,6 +7,7 @@ from loom.ir.attributes import (
     DictAttr,
     FloatLiteral,
     Predicate,
+    TypedInt,
 )
 from loom.ir.locations import (
     LOCATION_UNKNOWN,
@@ -68,6 +69,7 @@ __all__ = [
     "DYNAMIC_INDEX",
     "EMPTY_DICT",
     "DictAttr",
+    "TypedInt",
     "EMPTY_ATTRS",
     "F16",
     "F32",

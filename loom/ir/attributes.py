@@ -62,8 +62,9 @@ PREDICATE_ARITY = {
 class DictAttr(Mapping):
     """An immutable dictionary attribute value (``{k = 1, name = "x", nested = {...}}``).
 
-    Keys are strings, kept sorted; values are bools, ints, floats, strings, int tuples or
-    nested :class:`DictAttr`. Hashable and comparable like a tuple of its items."""
+    Keys are strings, kept sorted; values are bools, ints, floats, strings, int tuples,
+    :class:`TypedInt` (``u64(3)``), ``bytes`` (``bytes("00ff")``) or nested
+    :class:`DictAttr`. Hashable and comparable like a tuple of its items."""
 
     __slots__ = ("_items", "_map")
 
@@ -100,6 +101,36 @@ class DictAttr(Mapping):
 
     def __reduce__(self):  # noqa: ANN204
         return (DictAttr, (self._items,))
+
+
+TYPED_INT_RANGES: dict[str, tuple[int, int]] = {
+    **{f"i{w}": (-(2 ** (w - 1)), 2 ** (w - 1) - 1) for w in (8, 16, 32, 64)},
+    **{f"u{w}": (0, 2**w - 1) for w in (8, 16, 32, 64)},
+}
+"""Integer types a dictionary value may name (``u64(3)``), with their value ranges."""
+
+
+@dataclass(frozen=True)
+class TypedInt:
+    """A dictionary value integer of an explicit width and signedness (``u64(3)``)."""
+
+    type: str
+    value: int
+
+    def __post_init__(self) -> None:
+        bounds = TYPED_INT_RANGES.get(self.type)
+        if bounds is None:
+            raise ValueError(
+                f"a typed dictionary integer is one of {', '.join(TYPED_INT_RANGES)}, "
+                f"got {self.type!r}"
+            )
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise TypeError(f"a typed dictionary integer holds an int, got {self.value!r}")
+        if not bounds[0] <= self.value <= bounds[1]:
+            raise ValueError(f"{self.value} does not fit in {self.type}")
+
+    def __str__(self) -> str:
+        return f"{self.type}({self.value})"
 
 
 EMPTY_DICT = DictAttr()

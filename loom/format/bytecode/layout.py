@@ -151,7 +151,12 @@ ATTR_TUPLE = 11
 ATTR_TYPE = 12
 ATTR_DICT = 13
 """A dictionary: entry count, then (key string id, tagged value) per entry, keys sorted."""
-ATTR_TAG_COUNT = 14
+ATTR_TYPED_INT = 14
+"""A dictionary integer of a named width (``u64(3)``): type name string id, then the value
+(as is for ``u*`` types, zigzag for ``i*``)."""
+ATTR_BYTES = 15
+"""A dictionary byte string (``bytes("00ff")``): string id of its hex digits."""
+ATTR_TAG_COUNT = 16
 
 PRED_VALUE = 0
 PRED_INT = 1

@@ -55,6 +55,7 @@ from loom.ir import (
     StaticDim,
     TaggedLocation,
     Type,
+    TypedInt,
     TypeKind,
     Value,
     opaque_type,
@@ -880,6 +881,19 @@ class _Reader:
             return (z >> 1) ^ -(z & 1), k + 2
         if tag == L.ATTR_STRING:
             return self.strings[st.index(k + 1, len(self.strings), "string")], k + 2
+        if tag == L.ATTR_TYPED_INT:
+            name = self.strings[st.index(k + 1, len(self.strings), "integer type name")]
+            z = s[k + 2]
+            try:
+                return TypedInt(name, z if name[:1] == "u" else (z >> 1) ^ -(z & 1)), k + 3
+            except (TypeError, ValueError) as e:
+                raise st.error(E_SEMANTIC, k + 1, str(e)) from None
+        if tag == L.ATTR_BYTES:
+            text = self.strings[st.index(k + 1, len(self.strings), "byte string")]
+            try:
+                return bytes.fromhex(text), k + 2
+            except ValueError:
+                raise st.error(E_SEMANTIC, k + 1, f"byte string {text!r} is not hex") from None
         if tag == L.ATTR_TRUE:
             return True, k + 1
         if tag == L.ATTR_FALSE:

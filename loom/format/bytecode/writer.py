@@ -38,6 +38,7 @@ from loom.ir import (
     ShapedType,
     TaggedLocation,
     Type,
+    TypedInt,
     TypeKind,
     Value,
 )
@@ -381,6 +382,11 @@ class _Writer:
             out += (L.ATTR_FLOAT, _float_bits(value))
         elif isinstance(value, str):
             out += (L.ATTR_STRING, self.sid(value))
+        elif isinstance(value, TypedInt):
+            v = value.value
+            out += (L.ATTR_TYPED_INT, self.sid(value.type), v if value.type[0] == "u" else _zig(v))
+        elif isinstance(value, bytes):
+            out += (L.ATTR_BYTES, self.sid(value.hex()))
         elif isinstance(value, Type):
             out += (L.ATTR_TYPE, self.tid(value))
         elif isinstance(value, tuple):

@@ -44,8 +44,10 @@ from loom.ir import (
     Predicate,
     Region,
     Type,
+    TypedInt,
     Value,
 )
+from loom.ir.attributes import TYPED_INT_RANGES
 from loom.opview import SEGMENTS_ATTR, needs_segments
 from loom.registry import OpRegistry
 
@@ -367,10 +369,35 @@ def dict_value(p: Parser, depth: int = 0) -> DictAttr:
             items[key] = _bool(p)
         elif tok == "[":
             items[key] = _bracketed(p, lambda q: q.integer())
+        elif (tok == "bytes" or tok in TYPED_INT_RANGES) and p.toks[p.i + 1 : p.i + 2] == ["("]:
+            items[key] = _typed_dict_value(p)
         else:
             items[key] = _number(p, AttrKind.NUMBER)
     p.i += 1
     return DictAttr(items)
+
+
+def _typed_dict_value(p: Parser) -> TypedInt | bytes:
+    """``u64(3)`` (an integer of a named width) or ``bytes("00feff")`` (hex digits)."""
+    head = p.peek()
+    p.i += 2
+    vi = p.i
+    if head == "bytes":
+        text = p.string()
+        try:
+            value: TypedInt | bytes = bytes.fromhex(text)
+        except ValueError:
+            raise p.error(
+                "PARSE/003", f"bytes(...) takes pairs of hex digits, got {text!r}", vi
+            ) from None
+    else:
+        n = p.integer()
+        lo, hi = TYPED_INT_RANGES[head]
+        if not lo <= n <= hi:
+            raise p.error("PARSE/003", f"{n} does not fit in {head} ({lo}..{hi})", vi)
+        value = TypedInt(head, n)
+    p.expect(")")
+    return value
 
 
 # ---------------------------------------------------------------------- value lists

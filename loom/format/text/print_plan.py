@@ -351,6 +351,8 @@ class _Gen:
         a = decl.attr(anchor)
         if a is not None and a.kind in (AttrKind.NUMBER, AttrKind.LITERAL):
             return f"({var} is not None)"  # a literal false or 0 is a value
+        if a is not None and a.kind == AttrKind.DICT:
+            return f"bool({var})"  # an empty dictionary prints like an absent one
         return f"({var} is not None and {var} != () and {var} is not False)"
 
     def region_index(self, field: str) -> int:

@@ -29,6 +29,7 @@ from loom.ir import (
     Region,
     TaggedLocation,
     Type,
+    TypedInt,
     Value,
     type_to_text,
 )
@@ -153,6 +154,8 @@ class _OpContext:
         a = self.decl.attr(field)
         if a is not None and a.kind in (AttrKind.NUMBER, AttrKind.LITERAL):
             return value is not None  # a literal false or 0 is a value
+        if isinstance(value, DictAttr):
+            return len(value) > 0
         return value is not None and value != () and value is not False
 
     def region_args(self, field: str) -> tuple[Value, ...]:
@@ -510,6 +513,10 @@ def attr_value_text(kind: str | None, value: Any) -> str:
         return "[" + ", ".join(attr_value_text(kind, x) for x in value) + "]"
     if isinstance(value, DictAttr):
         return dict_text(value)
+    if isinstance(value, TypedInt):
+        return str(value)
+    if isinstance(value, bytes):
+        return f'bytes("{value.hex()}")'
     if isinstance(value, str):
         return quote_string(value)
     if isinstance(value, (bool, int, float)):
