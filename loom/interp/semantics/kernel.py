@@ -17,7 +17,7 @@ from loom.interp.collectives import SUBGROUP, WORKGROUP
 from loom.interp.memory import View
 from loom.interp.semantics import Control, affine, done, invariant, run, semantics
 from loom.interp.semantics import _combine as C
-from loom.interp.semantics._util import any_true
+from loom.interp.semantics._util import any_true, not_executable
 from loom.ir import ScalarType
 
 
@@ -190,36 +190,26 @@ def _storage(ctx: Any, step: Any, nbytes: Any) -> Any:
 # ------------------------------------------------------------------ not on the reference target
 
 
-def _not_here(why: str) -> Any:
-    def sem(ctx: Any, step: Any, *args: Any) -> Any:
-        raise ctx.error(
-            step,
-            "RUNTIME/013",
-            f"'{step.op.name}' is not executable on the reference target: {why}",
-            None,
-        )
-
-    return sem
-
-
 semantics(
     "kernel.tensor.lds.descriptor",
     "kernel.async.tensor.load.to.lds",
     "kernel.async.tensor.store.from.lds",
-)(_not_here("AMDGPU tensor descriptors are opaque target bits"))
+)(not_executable("AMDGPU tensor descriptors are opaque target bits"))
 semantics("kernel.async.cluster.gather", "kernel.async.cluster.gather.mask")(
-    _not_here("it runs every launch unclustered, so there is no cluster to gather into")
+    not_executable("it runs every launch unclustered, so there is no cluster to gather into")
 )
 semantics("kernel.decl", "kernel.entry.decl")(
-    _not_here("a declaration has no body; launch a module that defines the kernel")
+    not_executable("a declaration has no body; launch a module that defines the kernel")
 )
 semantics("kernel.launch", "kernel.dispatch", "kernel.launch.yield")(
-    _not_here("host launch programs are run by loom.interp.launch, one kernel at a time")
+    not_executable("host launch programs are run by loom.interp.launch, one kernel at a time")
 )
 
 
 def _host_enter(ctx: Any, step: Any, args: tuple) -> tuple:
-    _not_here("host launch programs are run by loom.interp.launch, one kernel at a time")(ctx, step)
+    not_executable("host launch programs are run by loom.interp.launch, one kernel at a time")(
+        ctx, step
+    )
     return None, done()
 
 

@@ -11,7 +11,7 @@ from loom.interp.collectives import SUBGROUP, WORKGROUP
 from loom.interp.memory import Buf, View
 from loom.interp.numerics import constant
 from loom.interp.semantics import semantics
-from loom.interp.semantics._util import back, rtype
+from loom.interp.semantics._util import back, not_executable, rtype
 from loom.ir import ScalarType
 
 
@@ -177,25 +177,17 @@ semantics("test.fact_workgroup_uniform")(_uniformity(WORKGROUP, False))
 semantics("test.fact_lane_varying")(_uniformity(SUBGROUP, True))
 
 
-def _unobservable(why: str) -> Any:
-    def sem(ctx: Any, step: Any, *args: Any) -> Any:
-        raise ctx.error(
-            step,
-            "RUNTIME/013",
-            f"'{step.op.name}' is not executable on the reference target: {why}",
-            None,
-        )
-
-    return sem
-
-
 semantics(
     "test.fact_view_min_alignment",
     "test.fact_buffer_min_alignment",
     "test.fact_view_root_min_alignment",
-)(_unobservable("the interpreter's buffers have no device addresses, so alignment is not observed"))
+)(
+    not_executable(
+        "the interpreter's buffers have no device addresses, so alignment is not observed"
+    )
+)
 semantics("test.fact_alias_scope_known")(
-    _unobservable("alias scopes are compiler bookkeeping with no run-time counterpart")
+    not_executable("alias scopes are compiler bookkeeping with no run-time counterpart")
 )
 
 
