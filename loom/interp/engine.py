@@ -679,32 +679,47 @@ class GridContext(BaseContext):
             a, b = self._guard_entry(mask), self._guard_entry(cond)
             both = a[1] + b[1]
             if both:
-                self._note(out, both, a[2] and b[2])
+                boxes = None
+                if a[2] is not None and b[2] is not None:
+                    boxes = A.intersect_boxes(a[2], b[2])
+                self._note(out, both, boxes)
         return out
 
     def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
         if type(cond) is np.ndarray and self.extents:
-            # over one lane axis the lanes where the comparison holds are exactly a box
-            axes = sum(1 for c, e in zip(fact[1], self.extents) if c and e > 1)
-            self._note(cond, ((fact, lo, hi),), axes == 1)
+            # over lane axes that are digits (``group * size + item``) the lanes where the
+            # comparison holds are exactly a few boxes
+            self._note(cond, ((fact, lo, hi),), A.interval_boxes(fact, self.extents, lo, hi))
 
-    def _note(self, mask: np.ndarray, guards: tuple, exact: bool) -> None:
+    def _note(self, mask: np.ndarray, guards: tuple, boxes: list | None) -> None:
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
-        table[id(mask)] = (mask, guards, exact)
+        table[id(mask)] = (mask, guards, boxes)
 
     def _guard_entry(self, mask: Any) -> tuple:
-        """(mask, guards, exact): ``exact`` when the mask is precisely its guards' box."""
+        """(mask, guards, boxes): ``boxes`` (disjoint, inclusive ranges per lane axis) when
+        the mask is precisely their union, else None."""
         entry = self._guards.get(id(mask))
-        return entry if entry is not None and entry[0] is mask else (mask, (), False)
+        return entry if entry is not None and entry[0] is mask else (mask, (), None)
 
     def _guards_of(self, mask: Any) -> tuple:
         return self._guard_entry(mask)[1]
 
+    def guard_boxes(self) -> list[tuple] | None:
+        """Disjoint boxes (slices per lane axis) whose union is exactly the active lanes, from
+        the mask's guards (None when unknown)."""
+        if self.mask is None:
+            return None
+        boxes = self._guard_entry(self.mask)[2]
+        if boxes is None:
+            return None
+        return [tuple(slice(a, b + 1) for a, b in box) for box in boxes]
+
     def exact_box(self) -> tuple | None:
-        """:meth:`guard_box` when the active lanes are exactly that box (else None)."""
-        return self.guard_box() if self._guard_entry(self.mask)[2] else None
+        """The box of lanes when the active lanes are exactly one box (else None)."""
+        boxes = self.guard_boxes()
+        return boxes[0] if boxes is not None and len(boxes) == 1 else None
 
     def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
         """Bounds of ``fact`` over the active lanes: its span over the chunk narrowed by every
@@ -1122,6 +1137,16 @@ class GridContext(BaseContext):
                 if vals is None:
                     vals = self.produced(step, np.empty(self.n, dtype))
                 np.copyto(vals.reshape(ext), view)
+            elif (boxes := self.guard_boxes()) is not None:
+                # the active lanes are a few boxes: plain strided copies, no mask
+                vals = self.out_array(step, dtype)
+                if vals is None:
+                    vals = self.produced(step, np.zeros(self.n, dtype))
+                else:
+                    vals.fill(0)
+                shaped = vals.reshape(ext)
+                for b in boxes:
+                    shaped[b] = view[b]
             else:
                 vals = np.zeros(self.n, dtype)
                 sub = self.guard_box() or ()
@@ -1139,6 +1164,9 @@ class GridContext(BaseContext):
             src = src.reshape(ext)
         if m is None:
             view[...] = src
+        elif (boxes := self.guard_boxes()) is not None:
+            for b in boxes:
+                view[b] = src[b] if src.ndim else src
         else:
             sub = self.guard_box() or ()
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
