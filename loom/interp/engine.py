@@ -331,7 +331,17 @@ class BaseContext:
         out = self.out_array(step, _I64)
         if out is None:
             out = self.produced(step, np.empty(self.n, _I64))
-        A.fill_positions(fact, ext, out)
+        boxes = self.guard_boxes() if self.mask is not None else None
+        if boxes is None:
+            A.fill_positions(fact, ext, out)
+            return out
+        # only the active lanes' values are ever read (the masked-off lanes of a value made
+        # under a mask are not seen): fill the boxes of active lanes
+        shaped = out.reshape(ext)
+        for b in boxes:
+            first = sum(c * s.start for c, s in zip(fact[1], b))
+            sub = shaped[b]
+            A.fill_positions((fact[0] + first, fact[1]), sub.shape, sub)
         return out
 
     @property
