@@ -428,6 +428,11 @@ class BaseContext:
         """Bounds of ``fact`` over the active lanes from the guards of the mask (or None)."""
         return None
 
+    def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
+        """The bool lane array of ``lo <= fact <= hi`` built from the fact (noted as a guard),
+        or None when the comparison must run on the values (only the grid engine builds it)."""
+        return None
+
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
         func = self._func_of_env()
@@ -700,6 +705,24 @@ class GridContext(BaseContext):
             # over lane axes that are digits (``group * size + item``) the lanes where the
             # comparison holds are exactly a few boxes
             self._note(cond, ((fact, lo, hi),), A.interval_boxes(fact, self.extents, lo, hi))
+
+    def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
+        ext = self.extents
+        if not ext:
+            return None
+        span = A.span(fact, ext)
+        if span[0] < -(2**63) or span[1] >= 2**63:
+            return None  # the fact is the value on every lane only inside int64
+        boxes = A.interval_boxes(fact, ext, lo, hi)
+        if boxes is None:
+            return None
+        # writing the few boxes of lanes where it holds beats comparing every lane's value
+        out = np.zeros(self.n, dtype=bool)
+        shaped = out.reshape(ext)
+        for box in boxes:
+            shaped[tuple(slice(a, b + 1) for a, b in box)] = True
+        self._note(out, ((fact, lo, hi),), boxes)
+        return out
 
     def _note(self, mask: np.ndarray, guards: tuple, boxes: list | None) -> None:
         table = self._guards
