@@ -62,6 +62,9 @@ SPARE_BYTES = 32 << 20
 """Most memory of dead lane arrays a compiled kernel keeps between launches."""
 MAX_GUARDED_MASKS = 16
 """Most masks whose guards (see :meth:`GridContext.guard`) a chunk remembers (the latest)."""
+BOX_FRACTION = 4
+"""Pure ops under a mask that is one box of at most 1/BOX_FRACTION of the lanes compute only
+that box's lanes."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -296,7 +299,11 @@ class BaseContext:
                             res = hit[1]
                         else:
                             self._ins = ins
-                            res = step.fn(self, step, *key[: len(ins)])
+                            res = None
+                            if mask is not None and len(step.outs) == 1:
+                                res = self.on_box(step, key[: len(ins)])
+                            if res is None:
+                                res = step.fn(self, step, *key[: len(ins)])
                             if not any(type(v) is np.ndarray for v in key):
                                 memo[step.index] = (key, res)
                     else:
@@ -428,6 +435,11 @@ class BaseContext:
         """Bounds of ``fact`` over the active lanes from the guards of the mask (or None)."""
         return None
 
+    def on_box(self, step: Any, vals: list) -> Any:
+        """The result of the pure op ``step`` computed on the active lanes only, when they are
+        a small box (else None: the op runs on every lane; only the grid engine does this)."""
+        return None
+
     def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
         """The bool lane array of ``lo <= fact <= hi`` built from the fact (noted as a guard),
         or None when the comparison must run on the values (only the grid engine builds it)."""
@@ -536,6 +548,7 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._box_cache: tuple | None = None
         self._guards: dict[int, tuple] = {}
         """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
         try:
@@ -705,6 +718,65 @@ class GridContext(BaseContext):
             # over lane axes that are digits (``group * size + item``) the lanes where the
             # comparison holds are exactly a few boxes
             self._note(cond, ((fact, lo, hi),), A.interval_boxes(fact, self.extents, lo, hi))
+
+    def _small_box(self) -> tuple | None:
+        """The box of active lanes when they are exactly one box of at most
+        ``n / BOX_FRACTION`` lanes (cached per mask), else None."""
+        mask = self.mask
+        cached = self._box_cache
+        if cached is not None and cached[0] is mask:
+            return cached[1]
+        box = self.exact_box()
+        if box is not None:
+            k = 1
+            for b in box:
+                k *= b.stop - b.start
+            if k * BOX_FRACTION > self.n:
+                box = None
+        self._box_cache = (mask, box)
+        return box
+
+    def on_box(self, step: Any, vals: list) -> Any:
+        # a pure op's lane is a function of that lane's operands alone: under a mask of one
+        # small box, compute the box's lanes (copied out contiguous) and write them back; the
+        # masked-off lanes of a value made under a mask are never read
+        box = self._small_box()
+        if box is None:
+            return None
+        n, ext = self.n, self.extents
+        args = []
+        lanes = False
+        for v in vals:
+            if type(v) is np.ndarray:
+                if v.shape != (n,):
+                    return None
+                v = v.reshape(ext)[box].reshape(-1)
+                lanes = True
+            elif not isinstance(v, np.generic):
+                return None
+            args.append(v)
+        if not lanes:
+            return None
+        saved = (self.mask, self.extents, self.aff, self.recycling)
+        self.n = args_n = next(a.size for a in args if type(a) is np.ndarray)
+        self.mask, self.extents, self.recycling = None, (), False
+        self.aff = [None] * len(self.aff)
+        try:
+            r = step.fn(self, step, *args)
+        except LoomRuntimeError:
+            r = None  # the op runs again on every lane: the error names the right lane
+        finally:
+            self.n = n
+            self.mask, self.extents, self.aff, self.recycling = saved
+        if type(r) is not np.ndarray:
+            return r if isinstance(r, np.generic) else None
+        if r.shape != (args_n,):
+            return None
+        out = self.out_array(step, r.dtype)
+        if out is None:
+            out = self.produced(step, np.empty(n, r.dtype))
+        out.reshape(ext)[box] = r.reshape(tuple(b.stop - b.start for b in box))
+        return out
 
     def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
         ext = self.extents
