@@ -89,17 +89,19 @@ def positions(f: Fact, extents: tuple) -> np.ndarray:
 def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
     """Write :func:`positions` of ``f`` into the flat int64 array ``out`` (the last varying
     axis is added while writing: no lane-sized temporary)."""
+    # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
+    axes = [(c, e) for c, e in zip(f[1], extents) if e > 1]
     terms = []
-    for d, (c, e) in enumerate(zip(f[1], extents)):
-        if c and e > 1:
-            shape = [1] * len(extents)
+    for d, (c, e) in enumerate(axes):
+        if c:
+            shape = [1] * len(axes)
             shape[d] = e
             terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
     v: Any = np.int64(f[0])
     for t in terms[:-1]:
         v = v + t
     if terms:
-        np.add(v, terms[-1], out=out.reshape(extents))
+        np.add(v, terms[-1], out=out.reshape(tuple(e for _, e in axes)))
     else:
         out.fill(f[0])
 

@@ -22,6 +22,7 @@ False`` turns these off; tests demand identical memory, findings and errors both
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from operator import is_
@@ -65,6 +66,8 @@ MAX_GUARDED_MASKS = 16
 BOX_FRACTION = 4
 """Pure ops under a mask that is one box of at most 1/BOX_FRACTION of the lanes compute only
 that box's lanes."""
+MAX_SCRATCH_ARRAYS = 16
+"""Most reusable lane arrays per dtype and chunk size (see :meth:`GridContext.scratch`)."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -335,10 +338,13 @@ class BaseContext:
         lo, hi = A.span(fact, ext)
         if lo < step.floor or hi >= 2**63:
             return None
+        boxes = self.guard_boxes() if self.mask is not None else None
         out = self.out_array(step, _I64)
         if out is None:
-            out = self.produced(step, np.empty(self.n, _I64))
-        boxes = self.guard_boxes() if self.mask is not None else None
+            if boxes is not None:
+                out = self.scratch(_I64)
+            else:
+                out = self.produced(step, np.empty(self.n, _I64))
         if boxes is None:
             A.fill_positions(fact, ext, out)
             return out
@@ -515,6 +521,9 @@ class GridContext(BaseContext):
             plan.spares.pop() if plan.spares and FAST_PATHS else {}
         )
         self.recycling = FAST_PATHS
+        self._pool: dict[tuple, list] = {}
+        """(dtype, n) -> lane arrays made by :meth:`scratch` (reused once nothing else holds
+        them)."""
         self._shape_cache: dict[tuple, Any] = {}
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
@@ -571,6 +580,23 @@ class GridContext(BaseContext):
                 self._produced[step.index] = None  # first run: remember the fresh result
             return None
         self._produced[step.index] = arr
+        return arr
+
+    def scratch(self, dtype: np.dtype) -> np.ndarray:
+        """A lane array of ``dtype`` with any content: one made earlier that nothing refers to
+        any more (its only references are the pool's and this check's), else a new one kept
+        for reuse. Results written only on a few boxes of lanes touch every page of a fresh
+        array, whose page faults cost more than the writes."""
+        key = (dtype, self.n)
+        pool = self._pool.get(key)
+        if pool is None:
+            pool = self._pool[key] = []
+        for arr in pool:
+            if sys.getrefcount(arr) <= 3:  # the pool, the loop variable, the call's argument
+                return arr
+        arr = np.empty(self.n, dtype)
+        if len(pool) < MAX_SCRATCH_ARRAYS:
+            pool.append(arr)
         return arr
 
     def produced(self, step: Any, arr: np.ndarray) -> np.ndarray:
@@ -774,7 +800,7 @@ class GridContext(BaseContext):
             return None
         out = self.out_array(step, r.dtype)
         if out is None:
-            out = self.produced(step, np.empty(n, r.dtype))
+            out = self.scratch(r.dtype)
         out.reshape(ext)[box] = r.reshape(tuple(b.stop - b.start for b in box))
         return out
 
@@ -789,7 +815,8 @@ class GridContext(BaseContext):
         if boxes is None:
             return None
         # writing the few boxes of lanes where it holds beats comparing every lane's value
-        out = np.zeros(self.n, dtype=bool)
+        out = self.scratch(np.dtype(bool))
+        out.fill(False)
         shaped = out.reshape(ext)
         for box in boxes:
             shaped[tuple(slice(a, b + 1) for a, b in box)] = True
@@ -1246,9 +1273,8 @@ class GridContext(BaseContext):
                 # the active lanes are a few boxes: plain strided copies, no mask
                 vals = self.out_array(step, dtype)
                 if vals is None:
-                    vals = self.produced(step, np.zeros(self.n, dtype))
-                else:
-                    vals.fill(0)
+                    vals = self.scratch(dtype)
+                vals.fill(0)
                 shaped = vals.reshape(ext)
                 for b in boxes:
                     shaped[b] = view[b]
