@@ -14,7 +14,10 @@ its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become 
 of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
 whose fact proves its result in range is computed from the fact (no arithmetic checks); a
 comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
-guard and strided accesses touch only the guarded box of lanes; chunks
+guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
+``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
+nested guards intersect them), its mask is written from the boxes, values made from facts
+under it fill only the boxes, and pure ops under one small box compute only its lanes; chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
