@@ -89,17 +89,19 @@ def positions(f: Fact, extents: tuple) -> np.ndarray:
 def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
     """Write :func:`positions` of ``f`` into the flat int64 array ``out`` (the last varying
     axis is added while writing: no lane-sized temporary)."""
+    # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
+    axes = [(c, e) for c, e in zip(f[1], extents) if e > 1]
     terms = []
-    for d, (c, e) in enumerate(zip(f[1], extents)):
-        if c and e > 1:
-            shape = [1] * len(extents)
+    for d, (c, e) in enumerate(axes):
+        if c:
+            shape = [1] * len(axes)
             shape[d] = e
             terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
     v: Any = np.int64(f[0])
     for t in terms[:-1]:
         v = v + t
     if terms:
-        np.add(v, terms[-1], out=out.reshape(extents))
+        np.add(v, terms[-1], out=out.reshape(tuple(e for _, e in axes)))
     else:
         out.fill(f[0])
 
@@ -147,3 +149,79 @@ def separable(facts: list, extents: tuple) -> bool:
         if not injective(tuple(c for c, _ in mine), tuple(e for _, e in mine), 1):
             return False
     return True
+
+
+Box = tuple[tuple[int, int], ...]
+"""Inclusive index ranges ``(first, last)``, one per lane axis."""
+
+
+def interval_boxes(
+    f: Fact, extents: tuple, lo: int | None, hi: int | None, most: int = 16
+) -> list[Box] | None:
+    """The lanes where ``lo <= f <= hi`` (a bound of None is absent) as disjoint boxes, when
+    the fact's varying axes are digits of a mixed radix (each coefficient's size exceeds the
+    reach of every smaller one, as for ``group * size + item``): the lanes in range are then an
+    interval in that digit order, at most ``2 * axes - 1`` boxes (``[]`` when none). None when
+    the axes are not digits or there would be more than ``most`` boxes."""
+    axes = sorted(
+        ((abs(c), d, c, e) for d, (c, e) in enumerate(zip(f[1], extents)) if c and e > 1),
+        reverse=True,
+    )
+    reach = 0
+    for size, _, _, e in reversed(axes):
+        if size <= reach:
+            return None
+        reach += size * (e - 1)
+    # a negative coefficient counts its axis backwards: i = e - 1 - j with j counting up
+    g0 = f[0] + sum(c * (e - 1) for _, _, c, e in axes if c < 0)
+    full = tuple((0, e - 1) for e in extents)
+    lo = -(1 << 64) if lo is None else lo
+    hi = 1 << 64 if hi is None else hi
+    out: list[Box] = []
+
+    def walk(k: int, base: int, fixed: dict) -> None:
+        if k == len(axes):
+            if lo <= base <= hi:
+                out.append(tuple(fixed.get(d, r) for d, r in enumerate(full)))
+            return
+        size, d, c, e = axes[k]
+        rest = sum(s * (x - 1) for s, _, _, x in axes[k + 1 :])
+        # digit values j whose whole sub-range [base + size*j, .. + rest] is inside [lo, hi]
+        a = max(0, -((base - lo) // size))
+        b = min(e - 1, (hi - rest - base) // size)
+
+        def put(j0: int, j1: int) -> None:
+            fixed[d] = (j0, j1) if c > 0 else (e - 1 - j1, e - 1 - j0)
+
+        if a <= b:
+            put(a, b)
+            tail = {**fixed}
+            for dd, r in enumerate(full):
+                if dd not in tail:
+                    tail[dd] = r
+            out.append(tuple(tail[dd] for dd in range(len(full))))
+        # the digit values where the range is cut: the one holding lo and the one holding hi
+        cut = {(lo - base) // size, (hi - base) // size}
+        for j in sorted(cut):
+            if 0 <= j < e and not (a <= j <= b):
+                lo_j, hi_j = base + size * j, base + size * j + rest
+                if hi_j < lo or lo_j > hi:
+                    continue
+                put(j, j)
+                walk(k + 1, base + size * j, fixed)
+        fixed.pop(d, None)
+
+    walk(0, g0, {})
+    return out if len(out) <= most else None
+
+
+def intersect_boxes(a: list[Box], b: list[Box], most: int = 16) -> list[Box] | None:
+    """The nonempty pairwise intersections of two lists of disjoint boxes (None past
+    ``most``)."""
+    out = []
+    for x in a:
+        for y in b:
+            z = tuple((max(p[0], q[0]), min(p[1], q[1])) for p, q in zip(x, y))
+            if all(r[0] <= r[1] for r in z):
+                out.append(z)
+    return out if len(out) <= most else None

@@ -14,7 +14,10 @@ its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become 
 of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
 whose fact proves its result in range is computed from the fact (no arithmetic checks); a
 comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
-guard and strided accesses touch only the guarded box of lanes; chunks
+guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
+``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
+nested guards intersect them), its mask is written from the boxes, values made from facts
+under it fill only the boxes, and pure ops under one small box compute only its lanes; chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
@@ -22,6 +25,7 @@ False`` turns these off; tests demand identical memory, findings and errors both
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from operator import is_
@@ -63,6 +67,11 @@ SPARE_BYTES = 32 << 20
 """Most memory of dead lane arrays a compiled kernel keeps between launches."""
 MAX_GUARDED_MASKS = 16
 """Most masks whose guards (see :meth:`GridContext.guard`) a chunk remembers (the latest)."""
+BOX_FRACTION = 4
+"""Pure ops under a mask that is one box of at most 1/BOX_FRACTION of the lanes compute only
+that box's lanes."""
+MAX_SCRATCH_ARRAYS = 16
+"""Most reusable lane arrays per dtype and chunk size (see :meth:`GridContext.scratch`)."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -299,7 +308,11 @@ class BaseContext:
                             res = hit[1]
                         else:
                             self._ins = ins
-                            res = step.fn(self, step, *key[: len(ins)])
+                            res = None
+                            if mask is not None and len(step.outs) == 1:
+                                res = self.on_box(step, key[: len(ins)])
+                            if res is None:
+                                res = step.fn(self, step, *key[: len(ins)])
                             if not any(type(v) is np.ndarray for v in key):
                                 memo[step.index] = (key, res)
                     else:
@@ -331,10 +344,23 @@ class BaseContext:
         lo, hi = A.span(fact, ext)
         if lo < step.floor or hi >= 2**63:
             return None
+        boxes = self.guard_boxes() if self.mask is not None else None
         out = self.out_array(step, _I64)
         if out is None:
-            out = self.produced(step, np.empty(self.n, _I64))
-        A.fill_positions(fact, ext, out)
+            if boxes is not None:
+                out = self.scratch(_I64)
+            else:
+                out = self.produced(step, np.empty(self.n, _I64))
+        if boxes is None:
+            A.fill_positions(fact, ext, out)
+            return out
+        # only the active lanes' values are ever read (the masked-off lanes of a value made
+        # under a mask are not seen): fill the boxes of active lanes
+        shaped = out.reshape(ext)
+        for b in boxes:
+            first = sum(c * s.start for c, s in zip(fact[1], b))
+            sub = shaped[b]
+            A.fill_positions((fact[0] + first, fact[1]), sub.shape, sub)
         return out
 
     @property
@@ -421,6 +447,16 @@ class BaseContext:
         """Bounds of ``fact`` over the active lanes from the guards of the mask (or None)."""
         return None
 
+    def on_box(self, step: Any, vals: list) -> Any:
+        """The result of the pure op ``step`` computed on the active lanes only, when they are
+        a small box (else None: the op runs on every lane; only the grid engine does this)."""
+        return None
+
+    def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
+        """The bool lane array of ``lo <= fact <= hi`` built from the fact (noted as a guard),
+        or None when the comparison must run on the values (only the grid engine builds it)."""
+        return None
+
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
         func = self._func_of_env()
@@ -491,6 +527,9 @@ class GridContext(BaseContext):
             plan.spares.pop() if plan.spares and FAST_PATHS else {}
         )
         self.recycling = FAST_PATHS
+        self._pool: dict[tuple, list] = {}
+        """(dtype, n) -> lane arrays made by :meth:`scratch` (reused once nothing else holds
+        them)."""
         self._shape_cache: dict[tuple, Any] = {}
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
@@ -524,6 +563,7 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._box_cache: tuple | None = None
         self._guards: dict[int, tuple] = {}
         """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
         try:
@@ -546,6 +586,23 @@ class GridContext(BaseContext):
                 self._produced[step.index] = None  # first run: remember the fresh result
             return None
         self._produced[step.index] = arr
+        return arr
+
+    def scratch(self, dtype: np.dtype) -> np.ndarray:
+        """A lane array of ``dtype`` with any content: one made earlier that nothing refers to
+        any more (its only references are the pool's and this check's), else a new one kept
+        for reuse. Results written only on a few boxes of lanes touch every page of a fresh
+        array, whose page faults cost more than the writes."""
+        key = (dtype, self.n)
+        pool = self._pool.get(key)
+        if pool is None:
+            pool = self._pool[key] = []
+        for arr in pool:
+            if sys.getrefcount(arr) <= 3:  # the pool, the loop variable, the call's argument
+                return arr
+        arr = np.empty(self.n, dtype)
+        if len(pool) < MAX_SCRATCH_ARRAYS:
+            pool.append(arr)
         return arr
 
     def produced(self, step: Any, arr: np.ndarray) -> np.ndarray:
@@ -682,32 +739,125 @@ class GridContext(BaseContext):
             a, b = self._guard_entry(mask), self._guard_entry(cond)
             both = a[1] + b[1]
             if both:
-                self._note(out, both, a[2] and b[2])
+                boxes = None
+                if a[2] is not None and b[2] is not None:
+                    boxes = A.intersect_boxes(a[2], b[2])
+                self._note(out, both, boxes)
         return out
 
     def guard(self, cond: Any, fact: Any, lo: int | None, hi: int | None) -> None:
         if type(cond) is np.ndarray and self.extents:
-            # over one lane axis the lanes where the comparison holds are exactly a box
-            axes = sum(1 for c, e in zip(fact[1], self.extents) if c and e > 1)
-            self._note(cond, ((fact, lo, hi),), axes == 1)
+            # over lane axes that are digits (``group * size + item``) the lanes where the
+            # comparison holds are exactly a few boxes
+            self._note(cond, ((fact, lo, hi),), A.interval_boxes(fact, self.extents, lo, hi))
 
-    def _note(self, mask: np.ndarray, guards: tuple, exact: bool) -> None:
+    def _small_box(self) -> tuple | None:
+        """The box of active lanes when they are exactly one box of at most
+        ``n / BOX_FRACTION`` lanes (cached per mask), else None."""
+        mask = self.mask
+        cached = self._box_cache
+        if cached is not None and cached[0] is mask:
+            return cached[1]
+        box = self.exact_box()
+        if box is not None:
+            k = 1
+            for b in box:
+                k *= b.stop - b.start
+            if k * BOX_FRACTION > self.n:
+                box = None
+        self._box_cache = (mask, box)
+        return box
+
+    def on_box(self, step: Any, vals: list) -> Any:
+        # a pure op's lane is a function of that lane's operands alone: under a mask of one
+        # small box, compute the box's lanes (copied out contiguous) and write them back; the
+        # masked-off lanes of a value made under a mask are never read
+        box = self._small_box()
+        if box is None:
+            return None
+        n, ext = self.n, self.extents
+        args = []
+        lanes = False
+        for v in vals:
+            if type(v) is np.ndarray:
+                if v.shape != (n,):
+                    return None
+                v = v.reshape(ext)[box].reshape(-1)
+                lanes = True
+            elif not isinstance(v, np.generic):
+                return None
+            args.append(v)
+        if not lanes:
+            return None
+        saved = (self.mask, self.extents, self.aff, self.recycling)
+        self.n = args_n = next(a.size for a in args if type(a) is np.ndarray)
+        self.mask, self.extents, self.recycling = None, (), False
+        self.aff = [None] * len(self.aff)
+        try:
+            r = step.fn(self, step, *args)
+        except LoomRuntimeError:
+            r = None  # the op runs again on every lane: the error names the right lane
+        finally:
+            self.n = n
+            self.mask, self.extents, self.aff, self.recycling = saved
+        if type(r) is not np.ndarray:
+            return r if isinstance(r, np.generic) else None
+        if r.shape != (args_n,):
+            return None
+        out = self.out_array(step, r.dtype)
+        if out is None:
+            out = self.scratch(r.dtype)
+        out.reshape(ext)[box] = r.reshape(tuple(b.stop - b.start for b in box))
+        return out
+
+    def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
+        ext = self.extents
+        if not ext:
+            return None
+        span = A.span(fact, ext)
+        if span[0] < -(2**63) or span[1] >= 2**63:
+            return None  # the fact is the value on every lane only inside int64
+        boxes = A.interval_boxes(fact, ext, lo, hi)
+        if boxes is None:
+            return None
+        # writing the few boxes of lanes where it holds beats comparing every lane's value
+        out = self.scratch(np.dtype(bool))
+        out.fill(False)
+        shaped = out.reshape(ext)
+        for box in boxes:
+            shaped[tuple(slice(a, b + 1) for a, b in box)] = True
+        self._note(out, ((fact, lo, hi),), boxes)
+        return out
+
+    def _note(self, mask: np.ndarray, guards: tuple, boxes: list | None) -> None:
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
-        table[id(mask)] = (mask, guards, exact)
+        table[id(mask)] = (mask, guards, boxes)
 
     def _guard_entry(self, mask: Any) -> tuple:
-        """(mask, guards, exact): ``exact`` when the mask is precisely its guards' box."""
+        """(mask, guards, boxes): ``boxes`` (disjoint, inclusive ranges per lane axis) when
+        the mask is precisely their union, else None."""
         entry = self._guards.get(id(mask))
-        return entry if entry is not None and entry[0] is mask else (mask, (), False)
+        return entry if entry is not None and entry[0] is mask else (mask, (), None)
 
     def _guards_of(self, mask: Any) -> tuple:
         return self._guard_entry(mask)[1]
 
+    def guard_boxes(self) -> list[tuple] | None:
+        """Disjoint boxes (slices per lane axis) whose union is exactly the active lanes, from
+        the mask's guards (None when unknown)."""
+        if self.mask is None:
+            return None
+        boxes = self._guard_entry(self.mask)[2]
+        if boxes is None:
+            return None
+        return [tuple(slice(a, b + 1) for a, b in box) for box in boxes]
+
     def exact_box(self) -> tuple | None:
-        """:meth:`guard_box` when the active lanes are exactly that box (else None)."""
-        return self.guard_box() if self._guard_entry(self.mask)[2] else None
+        """The box of lanes when the active lanes are exactly one box (else None)."""
+        boxes = self.guard_boxes()
+        return boxes[0] if boxes is not None and len(boxes) == 1 else None
 
     def guard_bounds(self, fact: Any) -> tuple[int, int] | None:
         """Bounds of ``fact`` over the active lanes: its span over the chunk narrowed by every
@@ -1141,6 +1291,15 @@ class GridContext(BaseContext):
                 if vals is None:
                     vals = self.produced(step, np.empty(self.n, dtype))
                 np.copyto(vals.reshape(ext), view)
+            elif (boxes := self.guard_boxes()) is not None:
+                # the active lanes are a few boxes: plain strided copies, no mask
+                vals = self.out_array(step, dtype)
+                if vals is None:
+                    vals = self.scratch(dtype)
+                vals.fill(0)
+                shaped = vals.reshape(ext)
+                for b in boxes:
+                    shaped[b] = view[b]
             else:
                 vals = np.zeros(self.n, dtype)
                 sub = self.guard_box() or ()
@@ -1158,6 +1317,9 @@ class GridContext(BaseContext):
             src = src.reshape(ext)
         if m is None:
             view[...] = src
+        elif (boxes := self.guard_boxes()) is not None:
+            for b in boxes:
+                view[b] = src[b] if src.ndim else src
         else:
             sub = self.guard_box() or ()
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])

@@ -114,3 +114,35 @@ def test_separable_facts_map_lanes_to_distinct_index_tuples(ext: tuple, data) ->
     if A.separable(facts, ext):
         tuples = list(zip(*(_brute((0, f), ext) for f in facts)))
         assert len(set(tuples)) == len(tuples)
+
+
+@given(ext=extents, data=st.data())
+def test_interval_boxes_are_exactly_the_lanes_in_range(ext: tuple, data) -> None:
+    # digit coefficients (as group * size + item) and, sometimes, arbitrary ones
+    co = [0] * len(ext)
+    step = data.draw(st.integers(1, 3))
+    for d in reversed(range(len(ext))):
+        if data.draw(st.booleans()):
+            co[d] = step * data.draw(st.sampled_from([1, -1]))
+            step = step * ext[d] + data.draw(st.integers(0, 1))
+    if data.draw(st.integers(0, 9)) == 0:
+        co = [data.draw(st.integers(-3, 3)) for _ in ext]
+    f = (data.draw(st.integers(-9, 9)), tuple(co))
+    lo = data.draw(st.none() | st.integers(-20, 60))
+    hi = data.draw(st.none() | st.integers(-20, 60))
+    boxes = A.interval_boxes(f, ext, lo, hi, most=64)
+    axes = sorted(abs(c) for c, e in zip(co, ext) if c and e > 1)
+    digits = all(
+        axes[k] > sum(abs(c) * (e - 1) for c, e in zip(co, ext) if e > 1 and abs(c) < axes[k])
+        for k in range(len(axes))
+    )
+    assert boxes is None or digits  # boxes only for digit axes
+    if boxes is None:
+        return
+    want = [(lo is None or v >= lo) and (hi is None or v <= hi) for v in _brute(f, ext)]
+    got = np.zeros(ext, int)
+    for box in boxes:
+        assert all(a <= b for a, b in box)
+        got[tuple(slice(a, b + 1) for a, b in box)] += 1
+    assert got.reshape(-1).tolist() == [int(w) for w in want]
+    assert len(boxes) <= max(1, 2 * len(axes) - 1)

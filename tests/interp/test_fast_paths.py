@@ -163,6 +163,24 @@ CASES = {
         (20,),
         lambda: (20, np.arange(32, dtype=np.int32)),
     ),
+    # pure ops under a small box of active lanes run on the box alone: a division by zero on
+    # one lane of the box (2 * stride - 3 - lane is 0 on lane 1 of stride 2) names the
+    # same lane
+    "reduce-tree-div-error": (
+        lambda: _text(
+            "suite/reduce_tree",
+            "      %other = index.add %lane, %stride : index\n",
+            "      %other = index.add %lane, %stride : index\n"
+            "      %s2 = index.add %stride, %stride : index\n"
+            "      %t = index.sub %s2, %lane : index\n"
+            "      %t2 = index.sub %t, %c2 : index\n"
+            "      %dm = index.sub %t2, %c1 : index\n"
+            "      %q = index.div %c8, %dm : index\n",
+        ),
+        "reduce_tree",
+        (6,),
+        lambda: (6, np.arange(6 * 256, dtype=np.float32), np.zeros(6, np.float32)),
+    ),
 }
 
 

@@ -199,6 +199,10 @@ def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
         r = _uniform_cmp(ctx, fn, a, b)
         if r is not None:
             return r
+    if predicate in _GUARDS and (type(a) is np.ndarray or type(b) is np.ndarray):
+        r = _guard_mask(ctx, predicate, a, b)
+        if r is not None:
+            return r
     if unsigned:
         a, b = a.view(np.uint64), b.view(np.uint64)
     r = fn(a, b)
@@ -216,6 +220,20 @@ _GUARDS = {
     "sge": (lambda b: (b, None), lambda a: (None, a)),
     "eq": (lambda b: (b, b), lambda a: (a, a)),
 }
+
+
+def _guard_mask(ctx: Any, predicate: str, a: Any, b: Any) -> Any:
+    """The comparison of an affine operand with a uniform one built from the fact by the
+    engine (see ``guard_mask``), or None."""
+    affs = ctx.affs
+    if len(affs) != 2:
+        return None
+    left, right = _GUARDS[predicate]
+    if affs[0] is not None and type(b) is not np.ndarray:
+        return ctx.guard_mask(affs[0], *left(int(b)))
+    if affs[1] is not None and type(a) is not np.ndarray:
+        return ctx.guard_mask(affs[1], *right(int(a)))
+    return None
 
 
 def _note_guard(ctx: Any, predicate: str, a: Any, b: Any, r: np.ndarray) -> None:
