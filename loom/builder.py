@@ -539,7 +539,8 @@ class LoomBuilder(_Namespaces):
             expected = self._region_arg_types(rd, groups, result_groups, region_values)
             pending.append(_PendingRegion(rd, region, arg_spec, expected, self, fail, key))
             if projected:
-                pending[-1].names = tuple(v.name for v in projected)
+                # spelled like the args they project (an unnamed one by its id)
+                pending[-1].names = tuple(v.name or str(v.id) for v in projected)
             if rd.arg_source == ArgSource.VALUES and isinstance(arg_spec, (list, tuple)):
                 region_values[key] = tuple(arg_spec)
             elif region is not None and region.blocks:

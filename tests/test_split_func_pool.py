@@ -69,3 +69,13 @@ def test_pool_family_members_are_interned_and_survive_bytecode() -> None:
 def test_bad_pool_spelling_is_a_parse_error(spelling: str) -> None:
     with pytest.raises(LoomParseError, match="PARSE/004|positive integer"):
         parse_module(f"test.func @f(%p: {spelling}) {{\n  test.yield\n}}\n")
+
+
+def test_unnamed_signature_args_project_with_their_spelling() -> None:
+    module, b = module_builder()
+    n, x = b.value(None, INDEX), b.value(None, F32)
+    _, launch = _split(b, n, x)
+    assert [a.name for a in launch.blocks[0].args] == [str(n.id), str(x.id)]
+    text = print_module(module)
+    assert print_module(parse_module(text)) == text
+    assert print_module(read_module(write_module(module), verify=True)) == text
