@@ -548,6 +548,28 @@ class TestBuilder(DialectBuilder):
         """Ends a test.func body, passing on values."""
     def record(self, *, symbol: Any, location_id: int | None = None) -> None:
         """A named record with no contents, for symbol-reference tests."""
+    def split_func(self, *, callee: Any, args: Any = None, body: Region | None = None, launch: Region | None = None, location_id: int | None = None) -> None:
+        """A function-like op with two regions seeing one signature: the body gets the written arguments, the launch region its own copies of them (same names and types)."""
+    def resource_alloc(self, *, size: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Allocates a fresh owned resource of the given size."""
+    def resource_borrow(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Uses the resource without taking ownership."""
+    def resource_borrow_ref(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Uses the resource's carrier by reference, without ownership."""
+    def resource_consume(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Takes ownership of the resource; it may not be used after."""
+    def resource_retain(self, *, resource: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Takes one more owned reference to the resource."""
+    def resource_release(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Gives up one owned reference to the resource."""
+    def resource_discard(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Drops the resource without using it further."""
+    def resource_escape(self, *, resource: Value, location_id: int | None = None) -> None:
+        """Lets the resource escape: ownership is no longer tracked."""
+    def resource_alias(self, *, resource: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Borrows the resource as a new alias."""
+    def resource_borrowed(self, *, resource: Value, results: Sequence[Type], name: str | None = None, names: Sequence[str | None] | None = None, result_names: Sequence[str | None] | None = None, location_id: int | None = None) -> Value:
+        """Borrows the resource as a new value."""
     def template_param_symbol(self, *, target: Any, location_id: int | None = None) -> None:
         """A test op whose template parameter is a symbol reference."""
     def template_param_symbol_flags(self, *, target: Any, flags: Any = None, location_id: int | None = None) -> None:

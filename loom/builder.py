@@ -511,6 +511,7 @@ class LoomBuilder(_Namespaces):
         self, plan: _OpPlan, kw: dict[str, Any], groups, result_groups, fail
     ) -> list[_PendingRegion | None]:  # noqa: ANN001
         pending: list[_PendingRegion | None] = []
+        region_values: dict[str, tuple[Value, ...]] = {}  # entry args, for projected regions
         for key, rd in plan.region_kw.items():
             region = kw.get(key)
             if rd.variadic:
@@ -532,13 +533,29 @@ class LoomBuilder(_Namespaces):
                 continue
             if region is not None and len(region.blocks) != 1 and rd.single_block:
                 raise fail(f"region '{key}' must have exactly one block")
-            expected = self._region_arg_types(rd, groups, result_groups)
+            projected = None
+            if rd.arg_source == ArgSource.DERIVED:
+                projected = [v for src in rd.derived_from for v in region_values.get(src, ())]
+            expected = self._region_arg_types(rd, groups, result_groups, region_values)
             pending.append(_PendingRegion(rd, region, arg_spec, expected, self, fail, key))
+            if projected:
+                # spelled like the args they project (an unnamed one by its id)
+                pending[-1].names = tuple(v.name or str(v.id) for v in projected)
+            if rd.arg_source == ArgSource.VALUES and isinstance(arg_spec, (list, tuple)):
+                region_values[key] = tuple(arg_spec)
+            elif region is not None and region.blocks:
+                region_values[key] = tuple(region.blocks[0].args)
         if None in pending and any(p is not None for p in pending[pending.index(None) :]):
             raise fail("an optional region may only be omitted after the regions before it")
         return pending
 
-    def _region_arg_types(self, rd: RegionDef, groups, result_groups) -> tuple[Type, ...] | None:  # noqa: ANN001
+    def _region_arg_types(
+        self,
+        rd: RegionDef,
+        groups,  # noqa: ANN001
+        result_groups,  # noqa: ANN001
+        region_values: dict[str, tuple[Value, ...]],
+    ) -> tuple[Type, ...] | None:
         if rd.arg_source != ArgSource.DERIVED:
             return None
         types: list[Type] = []
@@ -546,6 +563,8 @@ class LoomBuilder(_Namespaces):
             first_only = src.startswith("~")
             name = src.lstrip("~")
             vals = groups.get(name)
+            if vals is None:
+                vals = region_values.get(name)
             if vals is None:
                 ts = [t for t in result_groups.get(name, ())]
             else:
@@ -568,6 +587,7 @@ class _PendingRegion:
         key: str,  # noqa: ANN001
     ) -> None:
         self.rd, self.region, self.arg_spec, self.expected = rd, region, arg_spec, expected
+        self.names: tuple[str | None, ...] = ()  # of projected args
         existing = region.blocks[0].args if region is not None and region.blocks else ()
         if rd.arg_source == ArgSource.PAIRS and arg_spec is not None:
             if existing:
@@ -608,7 +628,8 @@ class _PendingRegion:
         elif rd.arg_source == ArgSource.VALUES and self.arg_spec is not None:
             entry.args = tuple(self.arg_spec)
         elif self.expected is not None and not entry.args and self.expected:
-            entry.args = tuple(builder.module.add_value(t) for t in self.expected)
+            names = self.names or (None,) * len(self.expected)
+            entry.args = tuple(builder.module.add_value(t, n) for t, n in zip(self.expected, names))
         if rd.implicit_terminator and rd.terminator in builder.registry:
             for block in region.blocks:
                 last = block.ops[-1] if block.ops else None

@@ -26,7 +26,14 @@ from pygments.token import (
 )
 
 from loom.dsl import AttrKind, FormatElement, OpDef
-from loom.ir import PREDICATE_ARITY, SCALAR_TYPES, FuncRefType, TypeKind, opaque_types
+from loom.ir import (
+    PREDICATE_ARITY,
+    SCALAR_TYPES,
+    FuncRefType,
+    TypeKind,
+    opaque_families,
+    opaque_types,
+)
 from loom.ir.attributes import TYPED_INT_RANGES
 from loom.ir.types import YIELDABLE
 from loom.registry import OpRegistry, as_registry
@@ -105,6 +112,8 @@ def _words_of(reg: OpRegistry) -> LoomWords:
     for t in opaque_types():
         if "<" in t.name and t.name.split("<", 1)[0] in reg.dialects():
             types.update(t.name[:-1].split("<"))
+    # a family member (``pool<16>``) lexes as its word, ``<``, a number, ``>``
+    types.update(opaque_families())
     words = {w for w in keywords if w.replace("_", "a").isalnum()}
     return LoomWords(
         ops=frozenset(reg.names),

@@ -8,6 +8,7 @@ from loom.dsl import (
     ANY,
     BUFFER_T,
     I1_T,
+    INDEX_T,
     SCALAR,
     VIEW,
     ArgSource,
@@ -31,6 +32,7 @@ from loom.dsl import (
     RegionRef,
     Result,
     ResultTypeList,
+    SameType,
     Symbol,
     SymbolRef,
     SymbolUse,
@@ -44,7 +46,7 @@ from loom.dsl import (
     Violation,
     op,
 )
-from loom.ir import ScalarType, ShapedType, TypeKind
+from loom.ir import OpaqueType, ScalarType, ShapedType, TypeKind, opaque_family
 
 TEST_TARGET = op(
     "test.target",
@@ -165,6 +167,45 @@ YIELD = op(
     ],
 )
 
+SPLIT_FUNC = op(
+    "test.split_func",
+    "A function-like op with two regions seeing one signature: the body gets the written "
+    "arguments, the launch region its own copies of them (same names and types).",
+    attrs=[AttrDef("callee", AttrKind.SYMBOL)],
+    regions=[
+        RegionDef(
+            "body",
+            terminator="test.yield",
+            arg_source=ArgSource.VALUES,
+            arg_keyword="args",
+            doc="Function body; its entry args are the signature.",
+        ),
+        RegionDef(
+            "launch",
+            terminator="test.yield",
+            arg_source=ArgSource.DERIVED,
+            derived_from=("body",),
+            doc="Side region; its entry args are fresh values projected from the signature.",
+        ),
+    ],
+    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    format=[
+        SymbolRef("callee"),
+        BlockArgs("body"),
+        RegionRef("body"),
+        Kw("launch"),
+        RegionRef("launch"),
+    ],
+    builder="split_func",
+    examples=[
+        Example(
+            "test.split_func @twice(%n: index) {\n  test.use %n : index\n  test.yield\n"
+            "} launch {\n  test.use %n : index\n  test.yield\n}",
+            top_level=True,
+        )
+    ],
+)
+
 RECORD = op(
     "test.record",
     "A named record with no contents, for symbol-reference tests.",
@@ -212,6 +253,56 @@ TEMPLATE_SYMBOL_FLAGS = op(
             top_level=True,
         )
     ],
+)
+
+# ------------------------------------------------------------------ owned resources
+# Lifetime effects on an opaque owned resource, for ownership analyses that need no target
+# dialect. Each ``pool<N>`` is a distinct resource type (N is a size class).
+
+opaque_family("pool", "An owned test resource of size class N (pool<N>).")
+_POOL = TypeConstraint(
+    "a pool<N> resource", lambda t: isinstance(t, OpaqueType) and t.name.startswith("pool<")
+)
+
+
+def _resource_op(name: str, doc: str, result: str | None = None) -> Any:
+    """``test.resource.<name> %r : T`` (or ``%x = ... : T -> T`` with a ``result``)."""
+    fmt: list[Any] = [Ref("resource"), Kw(":"), TypeOf("resource")]
+    example = f"test.resource.{name} %p : pool<8>"
+    if result is not None:
+        fmt += [Kw("->"), TypeOf("result")]
+        example = f"%q = {example} -> pool<8>"
+    return op(
+        f"test.resource.{name}",
+        doc,
+        operands=[Operand("resource", _POOL)],
+        results=[Result("result", _POOL, doc=result)] if result is not None else [],
+        traits=[SameType(("resource", "result"))] if result is not None else [],
+        format=fmt,
+        builder=f"resource_{name}",
+        examples=[Example(example, "%p: pool<8>")],
+    )
+
+
+RESOURCE_OPS = (
+    op(
+        "test.resource.alloc",
+        "Allocates a fresh owned resource of the given size.",
+        operands=[Operand("size", INDEX_T)],
+        results=[Result("result", _POOL)],
+        format=[Ref("size"), Kw(":"), TypeOf("size"), Kw("->"), TypeOf("result")],
+        builder="resource_alloc",
+        examples=[Example("%p = test.resource.alloc %n : index -> pool<8>", "%n: index")],
+    ),
+    _resource_op("borrow", "Uses the resource without taking ownership."),
+    _resource_op("borrow_ref", "Uses the resource's carrier by reference, without ownership."),
+    _resource_op("consume", "Takes ownership of the resource; it may not be used after."),
+    _resource_op("retain", "Takes one more owned reference to the resource.", "The new reference."),
+    _resource_op("release", "Gives up one owned reference to the resource."),
+    _resource_op("discard", "Drops the resource without using it further."),
+    _resource_op("escape", "Lets the resource escape: ownership is no longer tracked."),
+    _resource_op("alias", "Borrows the resource as a new alias.", "The borrowed alias."),
+    _resource_op("borrowed", "Borrows the resource as a new value.", "The borrowed value."),
 )
 
 # ------------------------------------------------------------------ fact probes
@@ -335,6 +426,8 @@ OPS = (
     FUNC,
     YIELD,
     RECORD,
+    SPLIT_FUNC,
+    *RESOURCE_OPS,
     TEMPLATE_SYMBOL,
     TEMPLATE_SYMBOL_FLAGS,
     *FACT_PROBES,

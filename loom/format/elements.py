@@ -1631,7 +1631,7 @@ def _region_parser(pc: Ctx, rd: Any) -> Callable[[Any, Any, str], Region]:
         scope = s.scope(key, p)
         args = s.rargs[key]
         if derived is not None:
-            derive_args(p, s, derived, args, i)
+            derive_args(p, s, derived, args, i, scope)
         p.depth += 1
         region = Region([Block(tuple(args))])
         floor = p.push_scope(scope, isolated)

@@ -133,7 +133,8 @@ class BufferType(Type):
         return (BufferType, ())
 
 
-_OPAQUE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+|<[a-z_]+>)?")
+_OPAQUE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+|<[a-z_]+>|<[1-9][0-9]{0,18}>)?")
+_FAMILY_NAME = re.compile(r"([A-Za-z_]\w*)<([1-9][0-9]{0,18})>")
 
 
 class OpaqueType(Type):
@@ -166,9 +167,30 @@ class OpaqueType(Type):
         return (OpaqueType, (self.name,))
 
 
+_FAMILIES: dict[str, str] = {}
+
+
+def opaque_family(word: str, doc: str) -> None:
+    """Declare a family of opaque types ``word<N>`` (N a positive integer), made on first use."""
+    if _OPAQUE_NAME.fullmatch(word) is None or "<" in word or "." in word:
+        raise ValueError(f"an opaque family is one word, got {word!r}")
+    _FAMILIES[word] = doc
+
+
+def opaque_families() -> tuple[str, ...]:
+    """The words of every declared ``word<N>`` opaque family."""
+    return tuple(_FAMILIES)
+
+
 def opaque_type(name: str) -> OpaqueType | None:
-    """The declared opaque type spelled ``name``, or None."""
-    return OpaqueType._registered.get(name)
+    """The declared opaque type spelled ``name`` (a family member ``word<N>`` is made on first
+    use), or None."""
+    t = OpaqueType._registered.get(name)
+    if t is None and (m := _FAMILY_NAME.fullmatch(name)) is not None:
+        doc = _FAMILIES.get(m.group(1))
+        if doc is not None:
+            t = OpaqueType(name, doc)
+    return t
 
 
 ENCODING_TYPE_NAME = "encoding"

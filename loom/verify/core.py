@@ -865,7 +865,7 @@ class ModuleVerifier:
                     f"{len(region.blocks)}",
                 )
             if rd.arg_source == ArgSource.DERIVED and layout is not None:
-                expected = _derived_types(rd, op, layout)
+                expected = _derived_types(rd, op, layout, plan.decl if plan is not None else None)
                 got = [a.type for a in region.blocks[0].args]
                 if expected is not None and got != expected:
                     self.error(
@@ -1091,7 +1091,7 @@ def _yielded_types_wanted(
     if fed is not None:
         # the values become another region's entry arguments (scf.while before -> after)
         # against what those arguments must be, so a wrong argument list is reported once
-        derived = _derived_types(fed, op, layout) if layout is not None else None
+        derived = _derived_types(fed, op, layout, plan.decl) if layout is not None else None
         return None if derived is None else (derived, f"{target} block args", {})
     if layout is not None and target in layout.rslices:
         a, b = layout.rslices[target]
@@ -1113,6 +1113,6 @@ def _labels(decl: OpDef, layout: Layout) -> list[str]:
     return labels
 
 
-def _derived_types(rd: Any, op: Operation, layout: Layout) -> list[Any] | None:
-    sources = derived_sources(rd, op, layout)
+def _derived_types(rd: Any, op: Operation, layout: Layout, decl: Any = None) -> list[Any] | None:
+    sources = derived_sources(rd, op, layout, decl)
     return None if sources is None else [getattr(v, "type", None) for v in sources]

@@ -119,7 +119,7 @@ class UniformityInfo:
                 if rd is None and plan is not None:
                     rd = plan.decl.region_def_at(ri)
                 derived = rd is not None and rd.arg_source == ArgSource.DERIVED
-                sources = derived_sources(rd, op, layout) if derived else None
+                sources = derived_sources(rd, op, layout, plan.decl) if derived else None
                 tilde = sum(1 for s in rd.derived_from if s.startswith("~")) if derived else 0
                 shape = self.cfg(region) if len(region.blocks) > 1 else None
                 for bi, block in enumerate(region.blocks):
@@ -296,8 +296,9 @@ def _immediate_post_dominators(succ: list[list[tuple[int, int]]], n: int) -> lis
     return [d if d >= 0 else n for d in ipdom[:n]]
 
 
-def derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
-    """The values whose types a DERIVED region's entry arguments take (None if undecidable)."""
+def derived_sources(rd: Any, op: Operation, layout: Any, decl: Any = None) -> list[Any] | None:
+    """The values whose types a DERIVED region's entry arguments take (None if undecidable);
+    with ``decl``, a source may also be another region (its entry args are projected)."""
     if layout is None:
         return None
     out: list[Any] = []
@@ -309,10 +310,21 @@ def derived_sources(rd: Any, op: Operation, layout: Any) -> list[Any] | None:
         elif name in layout.rslices:
             a, b = layout.rslices[name]
             vals = op.results[a:b]
+        elif decl is not None and (k := _region_index(decl, name)) is not None:
+            if k >= len(op.regions) or not op.regions[k].blocks:
+                return None
+            vals = op.regions[k].blocks[0].args
         else:
             return None
         out.extend(vals[:1] if src.startswith("~") else vals)
     return out
+
+
+def _region_index(decl: Any, name: str) -> int | None:
+    for k, r in enumerate(decl.regions):
+        if r.name == name:
+            return k
+    return None
 
 
 _DISTRIBUTION = {1: "subgroup", 2: "lane_varying"}

@@ -485,16 +485,35 @@ def _distributor(
     return many
 
 
+def _bare_name(v: Value) -> str:
+    """A value's spelling without ``%`` (its id when unnamed)."""
+    return v.name if v.name is not None else str(v.id)
+
+
 def _derive_args(
-    p: Parser, c: OpState, derived: tuple[str, ...], args: list[Value], at: int
+    p: Parser,
+    c: OpState,
+    derived: tuple[str, ...],
+    args: list[Value],
+    at: int,
+    scope: Scope | None = None,
 ) -> None:
-    """Give placeholder region args their derived types; create unnamed missing ones."""
+    """Give placeholder region args their derived types; create missing ones (unnamed, or
+    named like the args of the region they project when ``scope`` is given)."""
     types: list[Type] = []
+    names: list[str] = []
     for src in derived:
         name = src.lstrip("~")
         vals = c.groups.get(name)
+        if vals is None and c.rargs and name in c.rargs:
+            vals = c.rargs[name]  # a region's args: projected with their names
+            names.extend(_bare_name(v) for v in vals)
         ts = [v.type for v in vals] if vals is not None else list(c.rtypes.get(name, ()))
         types.extend(ts[:1] if src.startswith("~") else ts)
+    if names and not args and scope is not None:
+        for t, n in zip(types, names, strict=True):
+            args.append(p.new_value(scope, "%" + n, t, at, True))
+        return
     for k, v in enumerate(args):
         if v.type is None:
             if k >= len(types):

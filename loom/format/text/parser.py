@@ -47,6 +47,7 @@ from loom.ir import (
     Type,
     TypeKind,
     Value,
+    opaque_families,
     opaque_type,
 )
 from loom.ir.encoding_spec import SpecError, canonical_spec
@@ -484,6 +485,8 @@ class Parser:
             return t
         if tok == FuncRefType.spelling:
             return self._func_ref()
+        if tok in opaque_families():
+            return self._family_type(tok)
         if tok[0].isalpha() or tok[0] == "_":
             raise self.error(
                 "PARSE/007",
@@ -492,6 +495,19 @@ class Parser:
                 "vector<...>, tensor<...> or tile<...>",
             )
         raise self.expected("a type")
+
+    def _family_type(self, word: str) -> Type:
+        """``word<N>``: a member of a declared opaque family."""
+        self.i += 1
+        self.expect("<")
+        at = self.i
+        n = self.peek()
+        t = opaque_type(f"{word}<{n}>") if n is not None and n.isdigit() else None
+        if t is None:
+            raise self.error("PARSE/004", f"invalid type: {word}<N> takes a positive integer", at)
+        self.i += 1
+        self.expect(">")
+        return t
 
     def _func_ref(self) -> Type:
         """``func.ref<[yieldable] signature>``; the signature is ``(A, ...) -> (R, ...)`` or

@@ -25,7 +25,7 @@ def _use(ctx: Any, step: Any, *values: Any) -> None:
     return None
 
 
-@semantics("test.record", "test.func")
+@semantics("test.record", "test.func", "test.split_func")
 def _declaration(ctx: Any, step: Any, *args: Any) -> None:
     return None
 
@@ -192,3 +192,17 @@ semantics("test.fact_alias_scope_known")(
 
 
 semantics("test.template_param_symbol", "test.template_param_symbol_flags")(_declaration)
+
+
+semantics(
+    "test.resource.alloc",
+    "test.resource.borrow",
+    "test.resource.borrow_ref",
+    "test.resource.consume",
+    "test.resource.retain",
+    "test.resource.release",
+    "test.resource.discard",
+    "test.resource.escape",
+    "test.resource.alias",
+    "test.resource.borrowed",
+)(not_executable("pool<N> resources are ownership bookkeeping with no run-time counterpart"))
