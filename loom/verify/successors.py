@@ -104,10 +104,8 @@ def same_along_edge(a: Any, b: Any, rename: dict[int, Any]) -> bool:
 
 def immediate_dominators(v: Any, region: Region) -> list[int]:
     """For each block of ``region``, the index of its immediate dominator (the entry block's is
-    itself; an unreachable block's is the entry block, so it sees only the entry's values).
-
-    The iterative algorithm of Cooper, Harvey and Kennedy over a reverse postorder: linear for
-    the usual shapes (a long chain of blocks included)."""
+    itself; an unreachable block's is the entry block, so it sees only the entry's values), by
+    :func:`dominator_tree` over the branch edges."""
     n = len(region.blocks)
     labels = {b.label: i for i, b in enumerate(region.blocks) if b.label is not None}
     succs: list[list[int]] = [[] for _ in range(n)]
@@ -121,11 +119,22 @@ def immediate_dominators(v: Any, region: Region) -> list[int]:
             if j is not None:
                 succs[i].append(j)
                 preds[j].append(i)
+    idom = dominator_tree(succs, preds, 0)
+    return [d if d >= 0 else 0 for d in idom]
+
+
+def dominator_tree(succs: list[list[int]], preds: list[list[int]], entry: int) -> list[int]:
+    """For each node of a graph (successor and predecessor lists), its immediate dominator
+    from ``entry`` (``entry``'s is itself; -1 for a node ``entry`` does not reach).
+
+    The iterative algorithm of Cooper, Harvey and Kennedy over a reverse postorder: linear for
+    the usual shapes (a long chain included). Post-dominators are this on the reversed graph."""
+    n = len(succs)
     # reverse postorder from the entry (iterative DFS)
     order: list[int] = []
     seen = [False] * n
-    seen[0] = True
-    stack = [(0, 0)]
+    seen[entry] = True
+    stack = [(entry, 0)]
     while stack:
         node, k = stack[-1]
         if k < len(succs[node]):
@@ -142,7 +151,7 @@ def immediate_dominators(v: Any, region: Region) -> list[int]:
     for r, node in enumerate(order):
         rank[node] = r
     idom = [-1] * n
-    idom[0] = 0
+    idom[entry] = entry
     changed = True
     while changed:
         changed = False
@@ -155,7 +164,7 @@ def immediate_dominators(v: Any, region: Region) -> list[int]:
                     new = p
                     continue
                 a, b = p, new
-                while a != b:  # the nearest common dominator of two processed blocks
+                while a != b:  # the nearest common dominator of two processed nodes
                     while rank[a] > rank[b]:
                         a = idom[a]
                     while rank[b] > rank[a]:
@@ -164,4 +173,4 @@ def immediate_dominators(v: Any, region: Region) -> list[int]:
             if new >= 0 and idom[node] != new:
                 idom[node] = new
                 changed = True
-    return [d if d >= 0 else 0 for d in idom]
+    return idom

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from loom.dsl import ArgSource, Branch
 from loom.ir import Operation, Region, Value
 from loom.opview import operand_groups
+from loom.verify.successors import dominator_tree
 
 if TYPE_CHECKING:
     from loom.verify.core import ModuleVerifier
@@ -242,8 +243,8 @@ class CfgShape:
 
 def _immediate_post_dominators(succ: list[list[tuple[int, int]]], n: int) -> list[int]:
     """For each block, its immediate post-dominator; ``n`` stands for the exit every block
-    without successors leads to (also the answer for a block that reaches no exit). Cooper,
-    Harvey and Kennedy's algorithm on the reversed graph."""
+    without successors leads to (also the answer for a block that reaches no exit):
+    :func:`~loom.verify.successors.dominator_tree` on the reversed graph."""
     preds: list[list[int]] = [[] for _ in range(n + 1)]  # predecessors in the reversed graph
     rsucc: list[list[int]] = [[] for _ in range(n + 1)]
     for a in range(n):
@@ -251,48 +252,7 @@ def _immediate_post_dominators(succ: list[list[tuple[int, int]]], n: int) -> lis
         for s in targets:
             preds[a].append(s)
             rsucc[s].append(a)
-    order: list[int] = []
-    seen = [False] * (n + 1)
-    seen[n] = True
-    stack = [(n, 0)]
-    while stack:
-        node, k = stack[-1]
-        if k < len(rsucc[node]):
-            stack[-1] = (node, k + 1)
-            nxt = rsucc[node][k]
-            if not seen[nxt]:
-                seen[nxt] = True
-                stack.append((nxt, 0))
-        else:
-            stack.pop()
-            order.append(node)
-    order.reverse()
-    rank = [n + 1] * (n + 1)
-    for r, node in enumerate(order):
-        rank[node] = r
-    ipdom = [-1] * (n + 1)
-    ipdom[n] = n
-    changed = True
-    while changed:
-        changed = False
-        for node in order[1:]:
-            new = -1
-            for p in preds[node]:
-                if ipdom[p] < 0:
-                    continue
-                if new < 0:
-                    new = p
-                    continue
-                a, b = p, new
-                while a != b:
-                    while rank[a] > rank[b]:
-                        a = ipdom[a]
-                    while rank[b] > rank[a]:
-                        b = ipdom[b]
-                new = a
-            if new >= 0 and ipdom[node] != new:
-                ipdom[node] = new
-                changed = True
+    ipdom = dominator_tree(rsucc, preds, n)
     return [d if d >= 0 else n for d in ipdom[:n]]
 
 
