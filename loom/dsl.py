@@ -446,7 +446,6 @@ CoResultType = _elements.CoResultType
 Attr = _elements.Attr
 SymbolRef = _elements.SymbolRef
 TemplateParam = _elements.TemplateParam
-TemplateParamFlags = _elements.TemplateParamFlags
 Flags = _elements.Flags
 TemplateFlags = _elements.TemplateFlags
 Kw = _elements.Kw

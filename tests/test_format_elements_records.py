@@ -1,5 +1,5 @@
 """The record elements: LocalType (declaration-local names), CoResultType (a type naming its
-own op's results) and TemplateParamFlags, on the generic and the generated print paths."""
+own op's results) and TemplateFlags, on the generic and the generated print paths."""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ from loom.dsl import (
     Symbol,
     SymbolRef,
     SymbolUse,
+    TemplateFlags,
     TemplateParam,
-    TemplateParamFlags,
     Terminator,
     TypeConstraint,
     TypeOf,
@@ -244,7 +244,7 @@ TEMPLATE_SYMBOL_FLAGS = op(
         ),
     ],
     traits=[SymbolUse("target", ("record",))],
-    format=[TemplateParamFlags("target", "flags")],
+    format=[TemplateFlags("target", "flags")],
     builder="template_param_symbol_flags",
     examples=[
         Example(

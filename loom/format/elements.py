@@ -927,52 +927,6 @@ class TemplateParam(Attr):
 
 
 @dataclass(frozen=True)
-class TemplateParamFlags(FormatElement):
-    """``<value, a|b>`` glued to the op name: attribute ``field`` then, when present, flags
-    attribute ``flags``."""
-
-    field: str
-    flags: str
-    role: ClassVar[str] = "attribute"
-
-    def attrs_written(self) -> Iterator[str]:
-        yield self.field
-        yield self.flags
-
-    def print_text(self, c: Ctx) -> None:
-        text = c.attr_text(self.field)
-        flags = c.op.attributes.get(self.flags)
-        c.tokens += (c.GLUE, f"<{text}, {flags}>" if flags else f"<{text}>")
-
-    def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
-        a, f = pc.decl.attr(self.field), pc.decl.attr(self.flags)
-        if a is None or f is None:
-            raise ValueError(f"'{pc.decl.name}' TemplateParamFlags names unknown attributes")
-        value = pc.attr_value
-
-        def template_flags(p: Any, s: Any) -> None:
-            p.expect("<")
-            s.attrs[a.name] = value(p, a)
-            if p.peek() == ",":
-                p.i += 1
-                s.attrs[f.name] = value(p, f)
-            p.expect(">")
-
-        return [template_flags]
-
-    def probe(self, pc: Ctx) -> Callable[..., bool]:
-        return pc.is_token("<")
-
-    def print_code(self, g: Ctx) -> None:
-        text = g.attr_text_expr(self.field)
-        flags = f"a.get({self.flags!r})"
-        g.glue()
-        g.token(lit="<", expr=f"{text} + (', ' + {flags} if {flags} else '')")
-        g.pending.append(">")
-        g.state = "s"
-
-
-@dataclass(frozen=True)
 class SymbolRef(FormatElement):
     """``@name`` from a symbol attribute."""
 
@@ -1062,8 +1016,9 @@ class Flags(FormatElement):
 
 @dataclass(frozen=True)
 class TemplateFlags(FormatElement):
-    """``<kind>`` or ``<kind, a|b>`` glued to the op name: an enum attribute and, after a
-    comma inside the same brackets, an optional flags attribute (``<addf, noftz>``)."""
+    """``<kind>`` or ``<kind, a|b>`` glued to the op name: an attribute (an enum, a symbol
+    ``@t``...) and, after a comma inside the same brackets, an optional flags attribute
+    (``<addf, noftz>``, ``<@t, debug|trace>``)."""
 
     field: str
     flags: str
@@ -2130,7 +2085,6 @@ ELEMENTS: tuple[type[FormatElement], ...] = (
     Attr,
     SymbolRef,
     TemplateParam,
-    TemplateParamFlags,
     Flags,
     TemplateFlags,
     Kw,
