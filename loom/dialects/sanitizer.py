@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loom.dialects._shapes import MEMORY_SPACE, ORDERING, SCOPE
-from loom.dialects.view import _index_count
+from loom.dialects.view import _index_count, retype_problems
 from loom.dsl import (
     ANY,
     INDEX_T,
@@ -231,33 +231,19 @@ def _verify_layout(op: Any, ctx: Any) -> list[Violation]:
     rt = op.results[0].type if op.results else None
     if st is None or not isinstance(rt, ShapedType):
         return []
-    if st.rank != rt.rank or st.element_type != rt.element_type:
-        return [
-            Violation(
-                "TYPE/004",
-                f"result type {rt} must keep the rank and element type of {st}",
-                "result",
-            )
-        ]
-    if st.encoding is not None and rt.encoding is None:
-        return [
-            Violation(
-                "ENCODING/001",
-                f"the result type layout is missing: the view type {st} has one",
-                "result",
-            )
-        ]
-    for a, b in zip(st.dims, rt.dims):
-        if isinstance(a, StaticDim) and isinstance(b, StaticDim) and a.size != b.size:
+
+    def layout_kept() -> list[Violation]:
+        if st.encoding is not None and rt.encoding is None:
             return [
                 Violation(
-                    "SHAPE/001",
-                    f"source static dimension {a.size} differs from result static dimension "
-                    f"{b.size}",
+                    "ENCODING/001",
+                    f"the result type layout is missing: the view type {st} has one",
                     "result",
                 )
             ]
-    return []
+        return []
+
+    return retype_problems(st, rt, layout_kept)
 
 
 _VIEW_OPERANDS = [Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)]

@@ -1,5 +1,7 @@
 """view: typed logical element access through views."""
 
+from collections.abc import Callable
+
 from loom.dialects._memory import (
     ATOMIC_KIND,
     BYTE_SCALAR_TEXT,
@@ -218,13 +220,12 @@ SUBVIEW = op(
 )
 
 
-def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
-    src = ctx.operand_values(op, "source")
-    if not src or not op.results:
-        return []
-    st, rt = src[0].type, op.results[0].type
-    if not (isinstance(st, ShapedType) and isinstance(rt, ShapedType)):
-        return []
+def retype_problems(
+    st: ShapedType, rt: ShapedType, layout: Callable[[], list[Violation]] | None = None
+) -> list[Violation]:
+    """The first problem of retyping view type ``st`` as ``rt`` (the rank and element type are
+    kept, TYPE/004; static extents agree, SHAPE/001), with ``layout``'s problems checked in
+    between when given."""
     if st.rank != rt.rank or st.element_type != rt.element_type:
         return [
             Violation(
@@ -233,6 +234,9 @@ def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
                 "result",
             )
         ]
+    problems = layout() if layout is not None else []
+    if problems:
+        return problems
     for a, b in zip(st.dims, rt.dims):
         if isinstance(a, StaticDim) and isinstance(b, StaticDim) and a.size != b.size:
             return [
@@ -243,7 +247,17 @@ def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
                     "result",
                 )
             ]
-    return kept_layout_problems(st, rt, "result", adds=True)
+    return []
+
+
+def _verify_refine(op, ctx) -> list[Violation]:  # noqa: ANN001
+    src = ctx.operand_values(op, "source")
+    if not src or not op.results:
+        return []
+    st, rt = src[0].type, op.results[0].type
+    if not (isinstance(st, ShapedType) and isinstance(rt, ShapedType)):
+        return []
+    return retype_problems(st, rt) or kept_layout_problems(st, rt, "result", adds=True)
 
 
 REFINE = op(
