@@ -20,6 +20,11 @@ class LoomBuilderError(LoomError, TypeError):
     """Misuse of a builder method (unknown keyword, missing operand, wrong type...)."""
 
 
+class LoomUsageError(LoomError, ValueError):
+    """A Loom API called with arguments that do not go together (for example
+    ``launch(trace=True, sanitize=False)``); still a ``ValueError`` for callers that catch that."""
+
+
 class LoomPrintError(LoomError):
     """A module cannot be printed (for example an op outside the declaration set)."""
 

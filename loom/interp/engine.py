@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
-from loom.errors import LoomRuntimeError
+from loom.errors import LoomRuntimeError, LoomUsageError
 from loom.interp import affine as A
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
@@ -1540,7 +1540,7 @@ def launch(
     (see :mod:`loom.interp.semantics._records`).
     """
     if trace and not sanitize:
-        raise ValueError("launch(trace=True) needs the sanitizer (sanitize=True)")
+        raise LoomUsageError("launch(trace=True) needs the sanitizer (sanitize=True)")
     t0 = time.perf_counter()
     plan = _plan(module, kernel)
     counts, sizes = plan.grid(tuple(workload))

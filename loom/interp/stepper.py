@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from loom.diagnostics import Diagnostic, DiagnosticSeverity, SourceRange, op_source_range
-from loom.errors import LoomRuntimeError
+from loom.errors import LoomRuntimeError, LoomUsageError
 from loom.interp import collectives, transfers
 from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import step_branch
@@ -287,7 +287,7 @@ class Stepper:
         config: dict | None = None,
     ) -> None:
         if history_limit < 0:
-            raise ValueError(f"history_limit must not be negative (got {history_limit})")
+            raise LoomUsageError(f"history_limit must not be negative (got {history_limit})")
         self.plan: KernelPlan = _plan(module, kernel)
         bound = bind_functions(self.plan.program, functions)
         self.module = module

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from loom.errors import LoomRuntimeError
+from loom.errors import LoomError, LoomRuntimeError, LoomUsageError
 from loom.format.text.parser import parse_module
 from loom.interp import Stepper, launch
 
@@ -214,6 +214,17 @@ def test_wrong_argument_count_and_types_fail_before_running() -> None:
         launch(m, "k", workload=(3,), args=(out,))
     with pytest.raises(LoomRuntimeError, match="no kernel named"):
         launch(m, "nope", args=(out,))
+
+
+def test_arguments_that_do_not_go_together_are_loom_errors() -> None:
+    m = kernel("")
+    out = np.zeros(4, np.int32)
+    with pytest.raises(LoomUsageError, match="needs the sanitizer") as caught:
+        launch(m, "k", args=(out,), trace=True, sanitize=False)
+    assert isinstance(caught.value, LoomError) and isinstance(caught.value, ValueError)
+    with pytest.raises(LoomUsageError, match="history_limit must not be negative"):
+        Stepper(m, "k", args=(out,), history_limit=-1)
+    launch(m, "k", args=(out,), trace=True)  # with the sanitizer, tracing is fine
 
 
 def test_scalar_arguments_are_checked_against_declared_type() -> None:
