@@ -1,42 +1,32 @@
 """Declarations of every Loom op, by dialect. This package imports only ``loom.dsl`` and
 ``loom.ir``."""
 
-from loom.dialects import (
-    buffer,
-    cfg,
-    check,
-    encoding,
-    func,
-    index,
-    kernel,
-    scalar,
-    scf,
-    target,
-    test,
-    vector,
-    view,
-)
-from loom.dialects import config as config_dialect
-from loom.dialects import global_ as global_dialect
-from loom.dialects import sanitizer as sanitizer_dialect
+from importlib import import_module
+
 from loom.dsl import OpDef
 
-ALL_OPS: tuple[OpDef, ...] = (
-    *target.OPS,
-    *kernel.OPS,
-    *index.OPS,
-    *scalar.OPS,
-    *scf.OPS,
-    *buffer.OPS,
-    *view.OPS,
-    *func.OPS,
-    *cfg.OPS,
-    *check.OPS,
-    *test.OPS,
-    *vector.OPS,
-    *encoding.OPS,
-    *global_dialect.OPS,
-    *config_dialect.OPS,
-    *sanitizer_dialect.OPS,
+DIALECT_MODULES: tuple[str, ...] = (
+    "target",
+    "kernel",
+    "index",
+    "scalar",
+    "scf",
+    "buffer",
+    "view",
+    "func",
+    "cfg",
+    "check",
+    "test",
+    "vector",
+    "encoding",
+    "global_",
+    "config",
+    "sanitizer",
+)
+"""The dialect modules of this package in registry order; ``loom.interp.semantics`` has a
+module of the same name for each."""
+
+ALL_OPS: tuple[OpDef, ...] = tuple(
+    op for name in DIALECT_MODULES for op in import_module(f"loom.dialects.{name}").OPS
 )
 """Every declared op, in registry order (dialect by dialect)."""

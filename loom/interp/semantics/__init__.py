@@ -11,17 +11,13 @@ over the lanes being run or NumPy scalars for lane-uniform values; ``ctx`` is th
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 SEMANTICS: dict[str, Any] = {}
 """Op name -> semantics function or :class:`Control`."""
-
-INVARIANT: set[str] = set()
-"""Names passed to :func:`invariant` (kept so existing registrations still import). The engines
-do not read it: lane invariance comes from the declarations' traits (see
-:func:`loom.interp.compile.lane_invariant`)."""
 
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
@@ -63,11 +59,6 @@ def semantics(*names: str) -> Callable[[Any], Any]:
     return register
 
 
-def invariant(*names: str) -> None:
-    """Compatibility only: records names in :data:`INVARIANT`, which the engines ignore."""
-    INVARIANT.update(names)
-
-
 def affine(*names: str) -> Callable[[Any], Any]:
     """Register an affine-propagation rule (lets loads/stores become slices)."""
 
@@ -80,24 +71,11 @@ def affine(*names: str) -> Callable[[Any], Any]:
 
 
 def _load_all() -> None:
-    from loom.interp.semantics import (  # noqa: F401
-        buffer,
-        cfg,
-        check,
-        encoding,
-        func,
-        index,
-        kernel,
-        scalar,
-        scf,
-        target,
-        test,
-        vector,
-        view,
-    )
-    from loom.interp.semantics import config as _config  # noqa: F401
-    from loom.interp.semantics import global_ as _global  # noqa: F401
-    from loom.interp.semantics import sanitizer as _sanitizer  # noqa: F401
+    """Import the semantics module of every dialect ``loom.dialects`` declares."""
+    from loom.dialects import DIALECT_MODULES
+
+    for name in DIALECT_MODULES:
+        importlib.import_module(f"loom.interp.semantics.{name}")
 
 
 _load_all()

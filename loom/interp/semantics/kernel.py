@@ -15,7 +15,7 @@ from loom.errors import LoomRuntimeError
 from loom.interp import transfers
 from loom.interp.collectives import SUBGROUP, WORKGROUP
 from loom.interp.memory import View
-from loom.interp.semantics import Control, affine, done, invariant, run, semantics
+from loom.interp.semantics import Control, affine, done, run, semantics
 from loom.interp.semantics import _combine as C
 from loom.interp.semantics._util import any_true, not_executable
 from loom.ir import ScalarType
@@ -111,7 +111,6 @@ for _kind, _name in (
     ("lane", "kernel.subgroup.lane.id"),
 ):
     semantics(_name)(_subgroup_query(_kind))
-invariant("kernel.subgroup.count", "kernel.subgroup.size")
 
 
 def _cluster(kind: str) -> Any:
@@ -138,7 +137,6 @@ for _kind, _name in (
     ("count", "kernel.cluster.count"),
 ):
     semantics(_name)(_cluster(_kind))
-invariant("kernel.cluster.size", "kernel.cluster.count", "kernel.cluster.workgroup.flat_id")
 
 
 def _collective(name: str, scope: str, table: Any) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.interp.semantics import invariant, semantics
+from loom.interp.semantics import semantics
 
 
 @semantics("target.generic", "target.decl")
@@ -18,6 +18,3 @@ def _record(ctx: Any, step: Any) -> None:
 def _subgroup_size(ctx: Any, step: Any) -> Any:
     # the kernel's target record's subgroup_size, else the reference target's default
     return np.int64(ctx.plan.subgroup_size())
-
-
-invariant("target.subgroup.size")
