@@ -438,8 +438,7 @@ class _Reader:
 
     def one_type(self, st: _Stream, k: int, i: int) -> tuple[Type, int]:
         """Type entry ``i`` starting at int ``k``."""
-        s = st.s
-        kind = s[k]
+        kind = st.s[k]
         if kind == L.TYPE_SCALAR:
             return self.scalar(st, k + 1), k + 2
         if kind == L.TYPE_BUFFER:
@@ -451,82 +450,92 @@ class _Reader:
                 raise st.error(E_STRUCTURE, k, f"unknown type name {name!r}")
             return t, k + 2
         if kind in L.SHAPED_TYPE_KINDS:
-            elem = self.scalar(st, k + 1)
-            rank = st.count(k + 2, "rank", 2)
-            k += 3
-            dims: list[Any] = []
-            for _ in range(rank):
-                tag = s[k]
-                if tag == L.DIM_STATIC:
-                    dims.append(StaticDim(s[k + 1]))
-                    k += 2
-                elif tag == L.DIM_UNBOUND:
-                    dims.append(DynamicDim())
-                    k += 1
-                elif tag == L.DIM_BOUND:
-                    dims.append(
-                        DynamicDim(
-                            self.values[st.index(k + 1, len(self.values), "dimension value")]
-                        )
-                    )
-                    k += 2
-                else:
-                    raise st.error(
-                        E_STRUCTURE,
-                        k,
-                        f"unknown dimension tag {tag} (expected 0 static, 1 unbound or 2 bound)",
-                    )
-            tag = s[k]
-            layout: Any = None
-            if tag == L.LAYOUT_NAMED:
-                layout = self.strings[st.index(k + 1, len(self.strings), "layout string")]
-                try:
-                    ok = canonical_spec(layout) == layout
-                except SpecError:
-                    ok = False
-                if not ok:
-                    raise st.error(
-                        E_SEMANTIC, k, f"invalid type {i}: layout {layout!r} is not a spec"
-                    )
-                k += 2
-            elif tag == L.LAYOUT_VALUE:
-                layout = self.values[st.index(k + 1, len(self.values), "layout value")]
-                k += 2
-            elif tag == L.LAYOUT_NONE:
-                k += 1
-            else:
-                raise st.error(E_STRUCTURE, k, f"unknown layout tag {tag} (expected 0, 1 or 2)")
-            try:
-                t = ShapedType(TypeKind(L.SHAPED_TYPE_KINDS[kind]), elem, dims, layout)
-            except (ValueError, TypeError) as e:
-                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
-            return t, k
+            return self.shaped_type(st, k, i)
         if kind == L.TYPE_FUNCTION:
-            n = st.count(k + 1, "function input count")
-            ins = tuple(self.types[st.index(k + 2 + j, i, "function input type")] for j in range(n))
-            k += 2 + n
-            n = st.count(k, "function result count")
-            outs = tuple(
-                self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n)
-            )
-            try:
-                return FunctionType(ins, outs), k + 1 + n
-            except ValueError as e:
-                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+            return self.function_type(st, k, i)
         if kind == L.TYPE_FUNC_REF:
-            flag = s[k + 1]
-            if flag not in (0, 1):
-                raise st.error(
-                    E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)"
-                )
-            signature = self.types[st.index(k + 2, i, "func.ref signature type")]
-            try:
-                return FuncRefType(signature, bool(flag)), k + 3
-            except ValueError as e:
-                raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+            return self.func_ref_type(st, k, i)
         raise st.error(
             E_STRUCTURE, k, f"unknown type kind {kind} (expected 0..{L.TYPE_KIND_COUNT - 1})"
         )
+
+    def shaped_type(self, st: _Stream, k: int, i: int) -> tuple[Type, int]:
+        """Shaped type entry ``i`` (kind, element, rank, dims, layout) starting at ``k``."""
+        kind = st.s[k]
+        elem = self.scalar(st, k + 1)
+        rank = st.count(k + 2, "rank", 2)
+        dims, k = self.dims(st, k + 3, rank)
+        layout, k = self.layout(st, k, i)
+        try:
+            t = ShapedType(TypeKind(L.SHAPED_TYPE_KINDS[kind]), elem, dims, layout)
+        except (ValueError, TypeError) as e:
+            raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+        return t, k
+
+    def dims(self, st: _Stream, k: int, rank: int) -> tuple[list[Any], int]:
+        """``rank`` tagged dimensions (static, unbound or bound to a value) from ``k``."""
+        s = st.s
+        dims: list[Any] = []
+        for _ in range(rank):
+            tag = s[k]
+            if tag == L.DIM_STATIC:
+                dims.append(StaticDim(s[k + 1]))
+                k += 2
+            elif tag == L.DIM_UNBOUND:
+                dims.append(DynamicDim())
+                k += 1
+            elif tag == L.DIM_BOUND:
+                value = self.values[st.index(k + 1, len(self.values), "dimension value")]
+                dims.append(DynamicDim(value))
+                k += 2
+            else:
+                raise st.error(
+                    E_STRUCTURE,
+                    k,
+                    f"unknown dimension tag {tag} (expected 0 static, 1 unbound or 2 bound)",
+                )
+        return dims, k
+
+    def layout(self, st: _Stream, k: int, i: int) -> tuple[Any, int]:
+        """A shaped type's tagged layout (none, a static spec or a layout value) at ``k``."""
+        tag = st.s[k]
+        if tag == L.LAYOUT_NAMED:
+            layout = self.strings[st.index(k + 1, len(self.strings), "layout string")]
+            try:
+                ok = canonical_spec(layout) == layout
+            except SpecError:
+                ok = False
+            if not ok:
+                raise st.error(E_SEMANTIC, k, f"invalid type {i}: layout {layout!r} is not a spec")
+            return layout, k + 2
+        if tag == L.LAYOUT_VALUE:
+            return self.values[st.index(k + 1, len(self.values), "layout value")], k + 2
+        if tag == L.LAYOUT_NONE:
+            return None, k + 1
+        raise st.error(E_STRUCTURE, k, f"unknown layout tag {tag} (expected 0, 1 or 2)")
+
+    def function_type(self, st: _Stream, k: int, i: int) -> tuple[Type, int]:
+        """Function type entry ``i``: input count and types, result count and types."""
+        n = st.count(k + 1, "function input count")
+        ins = tuple(self.types[st.index(k + 2 + j, i, "function input type")] for j in range(n))
+        k += 2 + n
+        n = st.count(k, "function result count")
+        outs = tuple(self.types[st.index(k + 1 + j, i, "function result type")] for j in range(n))
+        try:
+            return FunctionType(ins, outs), k + 1 + n
+        except ValueError as e:
+            raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
+
+    def func_ref_type(self, st: _Stream, k: int, i: int) -> tuple[Type, int]:
+        """``func.ref`` type entry ``i``: yieldability flag and signature type."""
+        flag = st.s[k + 1]
+        if flag not in (0, 1):
+            raise st.error(E_STRUCTURE, k + 1, f"func.ref yieldability {flag} (expected 0 or 1)")
+        signature = self.types[st.index(k + 2, i, "func.ref signature type")]
+        try:
+            return FuncRefType(signature, bool(flag)), k + 3
+        except ValueError as e:
+            raise st.error(E_SEMANTIC, k, f"invalid type {i}: {e}") from None
 
     @staticmethod
     def scalar(st: _Stream, k: int) -> Any:
@@ -872,7 +881,7 @@ class _Reader:
             raise st.error(E_TRAILING, k, "expected the end of the section")
         self.attr_dicts = table
 
-    def attr_value(self, st: _Stream, k: int, depth: int) -> tuple[Any, int]:  # noqa: C901
+    def attr_value(self, st: _Stream, k: int, depth: int) -> tuple[Any, int]:
         """One kind-tagged attribute value at int ``k``."""
         s = st.s
         tag = s[k]
@@ -882,12 +891,7 @@ class _Reader:
         if tag == L.ATTR_STRING:
             return self.strings[st.index(k + 1, len(self.strings), "string")], k + 2
         if tag == L.ATTR_TYPED_INT:
-            name = self.strings[st.index(k + 1, len(self.strings), "integer type name")]
-            z = s[k + 2]
-            try:
-                return TypedInt(name, z if name[:1] == "u" else (z >> 1) ^ -(z & 1)), k + 3
-            except (TypeError, ValueError) as e:
-                raise st.error(E_SEMANTIC, k + 1, str(e)) from None
+            return self.typed_int(st, k)
         if tag == L.ATTR_BYTES:
             text = self.strings[st.index(k + 1, len(self.strings), "byte string")]
             try:
@@ -911,13 +915,7 @@ class _Reader:
         if tag == L.ATTR_FLOAT:
             return _F64.unpack(s[k + 1].to_bytes(8, "little"))[0], k + 2
         if tag == L.ATTR_FLOAT_LITERAL:
-            x = _F64.unpack(s[k + 1].to_bytes(8, "little"))[0]
-            spelling = self.strings[st.index(k + 2, len(self.strings), "float spelling")]
-            if not L.spelling_matches(spelling, x):
-                raise st.error(
-                    E_SEMANTIC, k + 2, f"float spelling {spelling!r} does not spell the value {x!r}"
-                )
-            return FloatLiteral(x, spelling), k + 3
+            return self.float_literal(st, k)
         if tag == L.ATTR_I64_ARRAY:
             n = st.count(k + 1, "array length")
             return tuple((z >> 1) ^ -(z & 1) for z in s[k + 2 : k + 2 + n]), k + 2 + n
@@ -932,36 +930,63 @@ class _Reader:
         if tag == L.ATTR_PREDICATES:
             return self.predicates(st, k + 1)
         if tag == L.ATTR_TUPLE:
-            if depth >= L.MAX_ATTR_NESTING:
-                raise st.error(
-                    E_STRUCTURE, k, f"tuple attributes nest deeper than {L.MAX_ATTR_NESTING} levels"
-                )
-            n = st.count(k + 1, "tuple length")
-            k += 2
-            items = []
-            for _ in range(n):
-                x, k = self.attr_value(st, k, depth + 1)
-                items.append(x)
-            return tuple(items), k
+            return self.tuple_attr(st, k, depth)
         if tag == L.ATTR_DICT:
-            if depth >= L.MAX_ATTR_NESTING:
-                raise st.error(
-                    E_STRUCTURE, k, f"dictionaries nest deeper than {L.MAX_ATTR_NESTING} levels"
-                )
-            n = st.count(k + 1, "dictionary length", 2)
-            k += 2
-            entries = []
-            for _ in range(n):
-                key = self.strings[st.index(k, len(self.strings), "dictionary key")]
-                x, k = self.attr_value(st, k + 1, depth + 1)
-                entries.append((key, x))
-            keys = [e[0] for e in entries]
-            if keys != sorted(set(keys)):
-                raise st.error(E_STRUCTURE, k, "dictionary keys are not sorted and unique")
-            return DictAttr(entries), k
+            return self.dict_attr(st, k, depth)
         raise st.error(
             E_ATTR_KIND, k, f"unknown attribute kind tag {tag} (expected 0..{L.ATTR_TAG_COUNT - 1})"
         )
+
+    def typed_int(self, st: _Stream, k: int) -> tuple[Any, int]:
+        """A ``u64(3)``-style typed integer: type name string, then the (zigzag) value."""
+        name = self.strings[st.index(k + 1, len(self.strings), "integer type name")]
+        z = st.s[k + 2]
+        try:
+            return TypedInt(name, z if name[:1] == "u" else (z >> 1) ^ -(z & 1)), k + 3
+        except (TypeError, ValueError) as e:
+            raise st.error(E_SEMANTIC, k + 1, str(e)) from None
+
+    def float_literal(self, st: _Stream, k: int) -> tuple[Any, int]:
+        """A float with its source spelling, which must spell the stored value."""
+        x = _F64.unpack(st.s[k + 1].to_bytes(8, "little"))[0]
+        spelling = self.strings[st.index(k + 2, len(self.strings), "float spelling")]
+        if not L.spelling_matches(spelling, x):
+            raise st.error(
+                E_SEMANTIC, k + 2, f"float spelling {spelling!r} does not spell the value {x!r}"
+            )
+        return FloatLiteral(x, spelling), k + 3
+
+    def tuple_attr(self, st: _Stream, k: int, depth: int) -> tuple[Any, int]:
+        """A tuple of attribute values, nested at most :data:`MAX_ATTR_NESTING` deep."""
+        if depth >= L.MAX_ATTR_NESTING:
+            raise st.error(
+                E_STRUCTURE, k, f"tuple attributes nest deeper than {L.MAX_ATTR_NESTING} levels"
+            )
+        n = st.count(k + 1, "tuple length")
+        k += 2
+        items = []
+        for _ in range(n):
+            x, k = self.attr_value(st, k, depth + 1)
+            items.append(x)
+        return tuple(items), k
+
+    def dict_attr(self, st: _Stream, k: int, depth: int) -> tuple[Any, int]:
+        """A dictionary: sorted unique string keys, each with an attribute value."""
+        if depth >= L.MAX_ATTR_NESTING:
+            raise st.error(
+                E_STRUCTURE, k, f"dictionaries nest deeper than {L.MAX_ATTR_NESTING} levels"
+            )
+        n = st.count(k + 1, "dictionary length", 2)
+        k += 2
+        entries = []
+        for _ in range(n):
+            key = self.strings[st.index(k, len(self.strings), "dictionary key")]
+            x, k = self.attr_value(st, k + 1, depth + 1)
+            entries.append((key, x))
+        keys = [e[0] for e in entries]
+        if keys != sorted(set(keys)):
+            raise st.error(E_STRUCTURE, k, "dictionary keys are not sorted and unique")
+        return DictAttr(entries), k
 
     def predicates(self, st: _Stream, k: int) -> tuple[Any, int]:
         """A predicate list: kind, arity-checked args (values or ints)."""
