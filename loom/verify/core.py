@@ -849,76 +849,26 @@ class ModuleVerifier:
         self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
         region: Region,
     ) -> Walk:  # fmt: skip
-        label = f"'{rd.name}'" if rd is not None else str(r_index)
-        if not isinstance(region, Region):
-            self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} is not a Region")
+        if not self._region_shape_ok(op, plan, layout, rd, r_index, region):
             return
-        if rd is not None:
-            if not region.blocks:
-                self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} has no blocks")
-                return
-            if rd.single_block and len(region.blocks) != 1:
-                self.error(
-                    op,
-                    "STRUCTURE/016",
-                    f"'{op.name}' region {label} must have exactly one block, has "
-                    f"{len(region.blocks)}",
-                )
-            if rd.arg_source == ArgSource.DERIVED and layout is not None:
-                expected = _derived_types(rd, op, layout, plan.decl if plan is not None else None)
-                got = [a.type for a in region.blocks[0].args]
-                if expected is not None and got != expected:
-                    self.error(
-                        op,
-                        "TYPE/013",
-                        f"'{op.name}' region {label} arguments ({', '.join(map(str, got))}) "
-                        f"must be ({', '.join(map(str, expected))})",
-                    )
         pure = rd is not None and rd.side_effect_free
         hits_before = len(self.impure_hits)
         if pure:
             self.pure_depth += 1
         multi = len(region.blocks) > 1
-        # A block sees the values of the blocks that dominate it: the blocks walked so far on
-        # its dominator-tree path are kept on a stack, and going from one block to the next
-        # only changes the part of the path below their nearest common dominator.
-        idom = immediate_dominators(self, region) if multi else None
-        block_toks: list[int] = []
-        tok_of: dict[int, int] = {}
-        path: list[int] = []
-        on_path: set[int] = set()
+        path = _DominatorPath(self.active, immediate_dominators(self, region)) if multi else None
         try:
             for b_index, block in enumerate(region.blocks):
-                if idom is not None:
-                    climb: list[int] = []
-                    x = b_index
-                    while x not in on_path:
-                        if x in tok_of:
-                            climb.append(x)
-                        up = idom[x]
-                        if up == x:
-                            break
-                        x = up
-                    keep = x if x in on_path else None
-                    while path and path[-1] != keep:
-                        gone = path.pop()
-                        on_path.discard(gone)
-                        self.active[tok_of[gone]] = 0
-                    for y in reversed(climb):
-                        path.append(y)
-                        on_path.add(y)
-                        self.active[tok_of[y]] = 1
+                if path is not None:
+                    path.move_to(b_index)
                 tok = len(self.active)
                 self.active.append(1)
                 self.tok_root.append(self.root)
                 self.tokens.append(tok)
                 self._define_args(op, block, tok)
                 yield self._walk_block(block, tok, op.name, r_index, b_index)
-                if multi:
-                    block_toks.append(tok)
-                    tok_of[b_index] = tok
-                    path.append(b_index)
-                    on_path.add(b_index)
+                if path is not None:
+                    path.push(b_index, tok)
                 else:
                     self.active[tok] = 0
                     self.tokens.pop()
@@ -926,19 +876,51 @@ class ModuleVerifier:
                     self._cursor = (r_index, b_index, len(block.ops) - 1) if block.ops else None
                     self._check_terminator(op, plan, layout, rd, block)
                     self._cursor = None
-            if len(region.blocks) > 1 or any(
-                b.ops and b.ops[-1].name in self.branch_names for b in region.blocks
-            ):
+            if multi or any(b.ops and b.ops[-1].name in self.branch_names for b in region.blocks):
                 check_successors(self, region)
         finally:
-            for t in block_toks:
-                self.active[t] = 0
-                self.tokens.remove(t)
+            if path is not None:
+                for t in path.tokens():
+                    self.active[t] = 0
+                    self.tokens.remove(t)
             if pure:
                 self.pure_depth -= 1
         if pure and len(self.impure_hits) > hits_before:
             self._report_impure(op, rd, self.impure_hits[hits_before:])
             del self.impure_hits[hits_before:]
+
+    def _region_shape_ok(
+        self, op: Operation, plan: OpPlan | None, layout: Layout | None, rd: Any, r_index: int,
+        region: Region,
+    ) -> bool:  # fmt: skip
+        """Report a region that is no Region, has no or too many blocks, or whose derived
+        arguments have the wrong types; False when its contents cannot be walked."""
+        label = f"'{rd.name}'" if rd is not None else str(r_index)
+        if not isinstance(region, Region):
+            self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} is not a Region")
+            return False
+        if rd is None:
+            return True
+        if not region.blocks:
+            self.error(op, "STRUCTURE/016", f"'{op.name}' region {label} has no blocks")
+            return False
+        if rd.single_block and len(region.blocks) != 1:
+            self.error(
+                op,
+                "STRUCTURE/016",
+                f"'{op.name}' region {label} must have exactly one block, has {len(region.blocks)}",
+            )
+        if rd.arg_source == ArgSource.DERIVED and layout is not None:
+            expected = _derived_types(rd, op, layout, plan.decl if plan is not None else None)
+            got = [a.type for a in region.blocks[0].args]
+            if expected is not None and got != expected:
+                self.error(
+                    op,
+                    "TYPE/013",
+                    f"'{op.name}' region {label} arguments ({', '.join(map(str, got))}) "
+                    f"must be ({', '.join(map(str, expected))})",
+                )
+        return True
 
     def _report_impure(self, op: Operation, rd: Any, hits: list[Operation]) -> None:
         counts = {"read": 0, "write": 0, "convergent": 0, "observable": 0}
@@ -1116,3 +1098,48 @@ def _labels(decl: OpDef, layout: Layout) -> list[str]:
 def _derived_types(rd: Any, op: Operation, layout: Layout, decl: Any = None) -> list[Any] | None:
     sources = derived_sources(rd, op, layout, decl)
     return None if sources is None else [getattr(v, "type", None) for v in sources]
+
+
+class _DominatorPath:
+    """The blocks of a multi-block region walked so far on the current block's
+    dominator-tree path: a block sees the values of the blocks that dominate it, and going
+    from one block to the next only changes the path below their nearest common dominator.
+    ``active[token]`` says whether a block's values are visible."""
+
+    def __init__(self, active: list[int], idom: list[int]) -> None:
+        self.active = active
+        self.idom = idom
+        self.tok_of: dict[int, int] = {}
+        self.path: list[int] = []
+        self.on_path: set[int] = set()
+
+    def move_to(self, b_index: int) -> None:
+        """Make exactly the walked dominators of block ``b_index`` visible."""
+        climb: list[int] = []
+        x = b_index
+        while x not in self.on_path:
+            if x in self.tok_of:
+                climb.append(x)
+            up = self.idom[x]
+            if up == x:
+                break
+            x = up
+        keep = x if x in self.on_path else None
+        while self.path and self.path[-1] != keep:
+            gone = self.path.pop()
+            self.on_path.discard(gone)
+            self.active[self.tok_of[gone]] = 0
+        for y in reversed(climb):
+            self.path.append(y)
+            self.on_path.add(y)
+            self.active[self.tok_of[y]] = 1
+
+    def push(self, b_index: int, tok: int) -> None:
+        """Block ``b_index`` (values under ``tok``) was walked and is on the path now."""
+        self.tok_of[b_index] = tok
+        self.path.append(b_index)
+        self.on_path.add(b_index)
+
+    def tokens(self) -> list[int]:
+        """The tokens of every walked block, in walk order."""
+        return list(self.tok_of.values())
