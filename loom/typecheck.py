@@ -55,59 +55,66 @@ def check_field_types(
         types[name] = [v.type if isinstance(v, Value) else v for v in vals]
     for trait in decl.traits:
         if isinstance(trait, SameType):
-            # one mismatch per group: the fields after it would only repeat it
-            mismatch = None
-            first_field, first = None, None
-            for f in trait.fields:
-                for t in types.get(f, ()):
-                    if first is None:
-                        first_field, first = f, t
-                    elif t != first:
-                        mismatch = Violation(
-                            "TYPE/001",
-                            f"'{f}' type {t} does not match '{first_field}' type {first}",
-                            f,
-                        )
-                        break
-                if mismatch is not None:
-                    out.append(mismatch)
-                    break
+            out.extend(_same_type_problem(trait, types))
         elif isinstance(trait, SameTypeAt):
-            a, b = types.get(trait.a, []), types.get(trait.b, [])
-            if len(a) != len(b):
-                out.append(
+            out.extend(_same_type_at_problems(trait, decl, operands, results, types))
+    return out
+
+
+def _same_type_problem(trait: SameType, types: dict[str, list[Type]]) -> list[Violation]:
+    """The first mismatch of a SameType group (the fields after it would only repeat it)."""
+    first_field, first = None, None
+    for f in trait.fields:
+        for t in types.get(f, ()):
+            if first is None:
+                first_field, first = f, t
+            elif t != first:
+                return [
                     Violation(
-                        "STRUCTURE/013",
-                        f"'{trait.b}' has {count_of(len(b), 'value')} but '{trait.a}' has {len(a)}",
-                        trait.b,
+                        "TYPE/001", f"'{f}' type {t} does not match '{first_field}' type {first}", f
                     )
+                ]
+    return []
+
+
+def _same_type_at_problems(
+    trait: SameTypeAt,
+    decl: OpDef,
+    operands: Mapping[str, Sequence[Value]],
+    results: Mapping[str, Sequence[Value] | Sequence[Type]],
+    types: dict[str, list[Type]],
+) -> list[Violation]:
+    """Lists ``a`` and ``b`` of a SameTypeAt trait: equal lengths, equal types by position."""
+    a, b = types.get(trait.a, []), types.get(trait.b, [])
+    if len(a) != len(b):
+        return [
+            Violation(
+                "STRUCTURE/013",
+                f"'{trait.b}' has {count_of(len(b), 'value')} but '{trait.a}' has {len(a)}",
+                trait.b,
+            )
+        ]
+    fa = decl.operand(trait.a)
+    va = operands.get(trait.a) or results.get(trait.a, ())
+    vb = results.get(trait.b) or operands.get(trait.b, ())
+    # the tied values stand for each other in the types (a result's view type names the
+    # result layout where the operand's names the operand layout)
+    rename = {id(x): y for x, y in zip(va, vb) if isinstance(x, Value) and isinstance(y, Value)}
+    out = []
+    for i, (ta, tb) in enumerate(zip(a, b)):
+        # a value already rejected by its constraint is not compared again
+        if (
+            ta != tb
+            and not (rename and same_type_along(ta, tb, rename))
+            and (fa is None or fa.constraint(ta))
+        ):
+            out.append(
+                Violation(
+                    "TYPE/001",
+                    f"'{trait.b}[{i}]' type {tb} does not match '{trait.a}[{i}]' type {ta}",
+                    trait.b,
                 )
-            else:
-                fa = decl.operand(trait.a)
-                va = operands.get(trait.a) or results.get(trait.a, ())
-                vb = results.get(trait.b) or operands.get(trait.b, ())
-                # the tied values stand for each other in the types (a result's view type
-                # names the result layout where the operand's names the operand layout)
-                rename = {
-                    id(x): y
-                    for x, y in zip(va, vb)
-                    if isinstance(x, Value) and isinstance(y, Value)
-                }
-                for i, (ta, tb) in enumerate(zip(a, b)):
-                    # a value already rejected by its constraint is not compared again
-                    if (
-                        ta != tb
-                        and not (rename and same_type_along(ta, tb, rename))
-                        and (fa is None or fa.constraint(ta))
-                    ):
-                        out.append(
-                            Violation(
-                                "TYPE/001",
-                                f"'{trait.b}[{i}]' type {tb} does not "
-                                f"match '{trait.a}[{i}]' type {ta}",
-                                trait.b,
-                            )
-                        )
+            )
     return out
 
 
