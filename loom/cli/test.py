@@ -149,18 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     runner: Callable[..., Report] = run
     client = None
     if ns.dask and not ns.list:
-        try:
-            from loom.check.distributed import client_for, run_on_dask
-        except ImportError as e:
-            return _fail(str(e))
-        try:
-            client = client_for(ns.dask)
-        except (ImportError, OSError, ValueError) as e:
-            return _fail(f"cannot reach the Dask scheduler {ns.dask}: {e}")
-
-        def runner(module: Any, **kw: Any) -> Report:
-            return run_on_dask(module, client, **kw)
-
+        found = _dask_runner(ns.dask)
+        if isinstance(found, int):
+            return found
+        runner, client = found
     progress = ProgressLine(sys.stderr, force=ns.progress == "always")
     if ns.progress == "never":
         progress.enabled = False
@@ -193,22 +185,50 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         progress.close()
         if client is not None:
-            cluster = client.cluster if ns.dask == "local" else None
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            _close(client, local=ns.dask == "local")
     if ns.list:
         return 0
+    return _write_report(total, ns.json)
+
+
+def _dask_runner(address: str) -> tuple[Callable[..., Any], Any] | int:
+    """A runner that fans samples out over the Dask scheduler at ``address`` (``local``: an
+    in-process cluster) and its client, or the exit status of a clear failure."""
+    try:
+        from loom.check.distributed import client_for, run_on_dask
+    except ImportError as e:
+        return _fail(str(e))
+    try:
+        client = client_for(address)
+    except (ImportError, OSError, ValueError) as e:
+        return _fail(f"cannot reach the Dask scheduler {address}: {e}")
+
+    def runner(module: Any, **kw: Any) -> Any:
+        return run_on_dask(module, client, **kw)
+
+    return runner, client
+
+
+def _close(client: Any, local: bool) -> None:
+    """Close the Dask client, and the in-process cluster ``--dask=local`` started."""
+    cluster = client.cluster if local else None
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _write_report(total: Any, json_path: str | None) -> int:
+    """Print the verdict table (and write the JSON report); the exit status."""
     try:
         print(total.render())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the JSON report is still written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # quiet exit flush
-    if ns.json:
+    if json_path:
         try:
-            Path(ns.json).write_text(json.dumps(total.to_json()) + "\n")
+            Path(json_path).write_text(json.dumps(total.to_json()) + "\n")
         except OSError as e:
-            return _fail(f"cannot write {ns.json}: {e}")
+            return _fail(f"cannot write {json_path}: {e}")
     return 0 if total.ok else 1
 
 
