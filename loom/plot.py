@@ -157,7 +157,7 @@ def access_svg(
     reads and out-of-bounds accesses highlighted. ``source``: a traced launch result, the
     runtime error a traced launch raised, or its ``accesses`` mapping."""
     Figure = figure_class()
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.patches import Patch
 
     traces = _traces_of(source)
     names = [n for n in traces if buffers is None or n in buffers]
@@ -171,71 +171,9 @@ def access_svg(
     cmap = matplotlib.colormaps["tab20"]
     for ax, (trace, e) in zip(axes, folded):
         n = min(len(e.writer), MAX_CELLS)
-        label = n <= LABEL_CELLS
-        extra = {k: v for k, v in e.oob.items()}
-        for i in range(n):
-            r, c = divmod(i, e.cols)
-            w = int(e.writer[i])
-            face = UNWRITTEN if w < 0 else cmap((w % 20) / 20 + 0.025)
-            edge, lw, hatch = "#777777", 0.6, None
-            if e.uninit[i]:
-                edge, lw, hatch = UNINIT, 2.2, "//"
-            if e.race[i]:
-                edge, lw, hatch = RACE, 2.6, "xx"
-            ax.add_patch(
-                Rectangle((c, -r - 1), 1, 1, facecolor=face, edgecolor=edge, lw=lw, hatch=hatch)
-            )
-            if label:
-                who = "-" if w < 0 else _writer_label(w, trace)
-                ax.text(c + 0.5, -r - 0.35, who, ha="center", va="center", fontsize=6.5)
-                ax.text(
-                    c + 0.5,
-                    -r - 0.75,
-                    f"r{int(e.reads[i])} w{int(e.writes[i])}",
-                    ha="center",
-                    va="center",
-                    fontsize=5.5,
-                    color="#333333",
-                )
-        # out-of-bounds elements: drawn past the end, on the row after the last
-        for k, (elem, item) in enumerate(sorted(extra.items())):
-            r, c = e.rows, k
-            ax.add_patch(
-                Rectangle((c, -r - 1), 1, 1, facecolor="#efe3f5", edgecolor=OOB, lw=2.2, ls="--")
-            )
-            ax.text(c + 0.5, -r - 0.35, f"[{elem}]", ha="center", va="center", fontsize=6.5)
-            ax.text(
-                c + 0.5,
-                -r - 0.75,
-                _writer_label(item, trace),
-                ha="center",
-                va="center",
-                fontsize=5.5,
-                color=OOB,
-            )
-        rows = e.rows + (1 if extra else 0)
-        ax.set_xlim(0, max(e.cols, len(extra), 1))
-        ax.set_ylim(-rows, 0)
-        ax.set_aspect("equal")
-        ax.set_xticks([x + 0.5 for x in range(e.cols)], [str(x) for x in range(e.cols)])
-        ax.set_yticks(
-            [-r - 0.5 for r in range(rows)],
-            [str(r * e.cols) if r < e.rows else "outside" for r in range(rows)],
-        )
-        ax.tick_params(labelsize=6, length=0)
-        owner = (
-            f", one row per {'workgroup' if trace.space == 'workgroup' else 'owner'}"
-            if trace.owner_bytes and e.rows > 1
-            else ""
-        )
-        more = f" (first {n} of {len(e.writer)})" if n < len(e.writer) else ""
-        ax.set_title(
-            f"{trace.name}: {len(e.writer)} x {e.size}-byte elements{more}{owner}",
-            fontsize=8,
-            loc="left",
-        )
-        for s in ax.spines.values():
-            s.set_visible(False)
+        _draw_cells(ax, trace, e, n, cmap)
+        _draw_outside(ax, trace, e)
+        _frame_buffer_axis(ax, trace, e, n)
     handles = [
         Patch(facecolor=UNWRITTEN, edgecolor="#777777", label="not written"),
         Patch(facecolor="white", edgecolor=RACE, hatch="xx", lw=2, label="data race"),
@@ -248,6 +186,86 @@ def access_svg(
     )
     fig.subplots_adjust(left=0.08, right=0.99, top=0.92, bottom=0.08, hspace=0.6)
     return svg_of(fig)
+
+
+def _draw_cells(ax: Any, trace: Any, e: Any, n: int, cmap: Any) -> None:
+    """The first ``n`` elements, one cell each: last writer's colour, races and uninitialised
+    reads outlined, labels when there are few enough cells."""
+    from matplotlib.patches import Rectangle
+
+    label = n <= LABEL_CELLS
+    for i in range(n):
+        r, c = divmod(i, e.cols)
+        w = int(e.writer[i])
+        face = UNWRITTEN if w < 0 else cmap((w % 20) / 20 + 0.025)
+        edge, lw, hatch = "#777777", 0.6, None
+        if e.uninit[i]:
+            edge, lw, hatch = UNINIT, 2.2, "//"
+        if e.race[i]:
+            edge, lw, hatch = RACE, 2.6, "xx"
+        ax.add_patch(
+            Rectangle((c, -r - 1), 1, 1, facecolor=face, edgecolor=edge, lw=lw, hatch=hatch)
+        )
+        if label:
+            who = "-" if w < 0 else _writer_label(w, trace)
+            ax.text(c + 0.5, -r - 0.35, who, ha="center", va="center", fontsize=6.5)
+            ax.text(
+                c + 0.5,
+                -r - 0.75,
+                f"r{int(e.reads[i])} w{int(e.writes[i])}",
+                ha="center",
+                va="center",
+                fontsize=5.5,
+                color="#333333",
+            )
+
+
+def _draw_outside(ax: Any, trace: Any, e: Any) -> None:
+    """Out-of-bounds elements: drawn past the end, on the row after the last."""
+    from matplotlib.patches import Rectangle
+
+    for k, (elem, item) in enumerate(sorted(e.oob.items())):
+        r, c = e.rows, k
+        ax.add_patch(
+            Rectangle((c, -r - 1), 1, 1, facecolor="#efe3f5", edgecolor=OOB, lw=2.2, ls="--")
+        )
+        ax.text(c + 0.5, -r - 0.35, f"[{elem}]", ha="center", va="center", fontsize=6.5)
+        ax.text(
+            c + 0.5,
+            -r - 0.75,
+            _writer_label(item, trace),
+            ha="center",
+            va="center",
+            fontsize=5.5,
+            color=OOB,
+        )
+
+
+def _frame_buffer_axis(ax: Any, trace: Any, e: Any, n: int) -> None:
+    """Limits, element-number ticks and the title of one buffer's axis."""
+    rows = e.rows + (1 if e.oob else 0)
+    ax.set_xlim(0, max(e.cols, len(e.oob), 1))
+    ax.set_ylim(-rows, 0)
+    ax.set_aspect("equal")
+    ax.set_xticks([x + 0.5 for x in range(e.cols)], [str(x) for x in range(e.cols)])
+    ax.set_yticks(
+        [-r - 0.5 for r in range(rows)],
+        [str(r * e.cols) if r < e.rows else "outside" for r in range(rows)],
+    )
+    ax.tick_params(labelsize=6, length=0)
+    owner = (
+        f", one row per {'workgroup' if trace.space == 'workgroup' else 'owner'}"
+        if trace.owner_bytes and e.rows > 1
+        else ""
+    )
+    more = f" (first {n} of {len(e.writer)})" if n < len(e.writer) else ""
+    ax.set_title(
+        f"{trace.name}: {len(e.writer)} x {e.size}-byte elements{more}{owner}",
+        fontsize=8,
+        loc="left",
+    )
+    for spine in ax.spines.values():
+        spine.set_visible(False)
 
 
 # --------------------------------------------------------------------------- histograms
