@@ -110,43 +110,9 @@ class Layout:
         rslices = _slices(decl.results, n_results, None, "result")
         self.slices = oslices
         self.rslices = rslices
-        ocons: list[Accept | None] = [None] * n_operands
-        for o in decl.operands:
-            a, b = oslices[o.name]
-            for i in range(a, b):
-                ocons[i] = accepts[o.name]
-        rcons: list[Accept | None] = [None] * n_results
-        for r in decl.results:
-            a, b = rslices[r.name]
-            for i in range(a, b):
-                rcons[i] = accepts[r.name]
-        self.ocons = tuple(ocons)
-        self.rcons = tuple(rcons)
-
-        def positions(field: str) -> list[int]:
-            # operands are 0.., results are encoded as -1, -2, ...
-            if field in oslices:
-                a, b = oslices[field]
-                return list(range(a, b))
-            if field in rslices:
-                a, b = rslices[field]
-                return [-(i + 1) for i in range(a, b)]
-            return []
-
-        same: list[tuple[int, ...]] = []
-        self.static_bad = False
-        for t in decl.traits:
-            if isinstance(t, SameType):
-                group = [p for f in t.fields for p in positions(f)]
-                if len(group) > 1:
-                    same.append(tuple(group))
-            elif isinstance(t, SameTypeAt):
-                pa, pb = positions(t.a), positions(t.b)
-                if len(pa) != len(pb):
-                    self.static_bad = True
-                for x, y in zip(pa, pb):
-                    same.append((x, y))
-        self.same = tuple(same)
+        self.ocons = _per_position(decl.operands, oslices, n_operands, accepts)
+        self.rcons = _per_position(decl.results, rslices, n_results, accepts)
+        self.same, self.static_bad = _same_type_positions(decl, oslices, rslices)
         if self.static_bad:
             self.check = self.check_def = _never
         else:
@@ -160,6 +126,50 @@ class Layout:
             if decl.verifier_cacheable
             else None
         )
+
+
+def _per_position(
+    fields: Any, slices: Mapping[str, tuple[int, int]], n: int, accepts: Mapping[str, Accept]
+) -> tuple[Accept | None, ...]:
+    """The checker of each operand (or result) position: its field's."""
+    out: list[Accept | None] = [None] * n
+    for f in fields:
+        a, b = slices[f.name]
+        for i in range(a, b):
+            out[i] = accepts[f.name]
+    return tuple(out)
+
+
+def _same_type_positions(
+    decl: OpDef,
+    oslices: Mapping[str, tuple[int, int]],
+    rslices: Mapping[str, tuple[int, int]],
+) -> tuple[tuple[tuple[int, ...], ...], bool]:
+    """Groups of positions (operands 0.., results -1, -2, ...) whose types must agree, from
+    the SameType and SameTypeAt traits, and whether a SameTypeAt pair differs in length."""
+
+    def positions(field: str) -> list[int]:
+        if field in oslices:
+            a, b = oslices[field]
+            return list(range(a, b))
+        if field in rslices:
+            a, b = rslices[field]
+            return [-(i + 1) for i in range(a, b)]
+        return []
+
+    same: list[tuple[int, ...]] = []
+    bad = False
+    for t in decl.traits:
+        if isinstance(t, SameType):
+            group = [p for f in t.fields for p in positions(f)]
+            if len(group) > 1:
+                same.append(tuple(group))
+        elif isinstance(t, SameTypeAt):
+            pa, pb = positions(t.a), positions(t.b)
+            if len(pa) != len(pb):
+                bad = True
+            same.extend(zip(pa, pb))
+    return tuple(same), bad
 
 
 def _shape_name(n_operands: int, n_results: int, segments: Any) -> str:
