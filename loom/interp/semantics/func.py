@@ -74,23 +74,7 @@ def host_call(ctx: Any, step: Any, callee: Any, args: tuple, mask: Any) -> tuple
     sig = signature_of(ctx.plan.module.symbols[name])
     arg_types, result_types = (sig.inputs, sig.results) if sig is not None else ((), ())
     count = ctx.n if lanes is None else lanes.size
-    ins = []
-    for i, (v, t) in enumerate(zip(args, arg_types)):
-        if not isinstance(t, ScalarType):
-            raise ctx.error(
-                step,
-                "RUNTIME/023",
-                f"argument {i} of @{name} has type {t}; only scalars pass to a Python function",
-                first,
-            )
-        a = np.asarray(v, dtype=value_dtype(t))
-        if a.ndim == 0:
-            a = np.full(count, a, dtype=a.dtype)
-        elif lanes is not None:
-            a = a[lanes]
-        else:
-            a = a.copy()  # the function must not see (or change) the engine's arrays
-        ins.append(a)
+    ins = _host_arguments(ctx, step, name, args, arg_types, lanes, count, first)
     try:
         out = fn(*ins)
     except Exception as exc:  # the user's code: report it as the call's failure
@@ -112,8 +96,39 @@ def host_call(ctx: Any, step: Any, callee: Any, args: tuple, mask: Any) -> tuple
             f"the declaration has {len(result_types)} results",
             first,
         )
+    return _host_results(ctx, step, name, out, result_types, lanes, count, first)
+
+
+def _host_arguments(
+    ctx: Any, step: Any, name: str, args: tuple, types: tuple, lanes: Any, count: int, first: Any
+) -> list[np.ndarray]:
+    """One fresh 1-D array per argument over the calling lanes (scalars only)."""
+    ins = []
+    for i, (v, t) in enumerate(zip(args, types)):
+        if not isinstance(t, ScalarType):
+            raise ctx.error(
+                step,
+                "RUNTIME/023",
+                f"argument {i} of @{name} has type {t}; only scalars pass to a Python function",
+                first,
+            )
+        a = np.asarray(v, dtype=value_dtype(t))
+        if a.ndim == 0:
+            a = np.full(count, a, dtype=a.dtype)
+        elif lanes is not None:
+            a = a[lanes]
+        else:
+            a = a.copy()  # the function must not see (or change) the engine's arrays
+        ins.append(a)
+    return ins
+
+
+def _host_results(
+    ctx: Any, step: Any, name: str, out: Any, types: tuple, lanes: Any, count: int, first: Any
+) -> tuple:
+    """The function's results as engine values of the result types, over the calling lanes."""
     results = []
-    for k, (r, t) in enumerate(zip(out, result_types)):
+    for k, (r, t) in enumerate(zip(out, types)):
         if not isinstance(t, ScalarType):
             raise ctx.error(
                 step,
