@@ -1,4 +1,5 @@
-"""Shared declaration shapes (binary, unary, cast, comparison) and enums used by dialects."""
+"""Shared declaration shapes (binary, unary, cast, comparison, constant), enums and the fields
+of symbols that several dialects declare."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from loom.dsl import (
     Attr,
     AttrDef,
     AttrKind,
+    Clause,
     EnumDef,
     Example,
     Flags,
@@ -15,10 +17,13 @@ from loom.dsl import (
     Kw,
     OpDef,
     Operand,
+    OptionalGroup,
     Pure,
     Ref,
     Result,
     SameType,
+    SymbolRef,
+    SymbolUse,
     TypeConstraint,
     TypeOf,
     Violation,
@@ -59,6 +64,48 @@ OVERFLOW = FlagSetDef("overflow", ("nsw", "nuw"))
 FASTMATH = FlagSetDef(
     "fastmath", ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "fast")
 )
+
+ABI = EnumDef(
+    "abi",
+    (
+        "unknown",
+        "object_function",
+        "hal_kernel",
+        "vm_module_function",
+        "shader_entry_point",
+        "wasm_function",
+        "command_program",
+    ),
+)
+"""The calling contracts an exported function or a target's entry points follow."""
+LINKAGE = EnumDef("linkage", ("default", "dso_local"))
+"""How an exported symbol links."""
+
+# --------------------------------------------------------------------------- symbol fields
+# Fields that functions, kernels, check cases and test ops define with one meaning and one
+# spelling: the attribute and the format element that writes it.
+
+VISIBILITY = AttrDef(
+    "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
+)
+VISIBILITY_FORMAT = OptionalGroup("visibility", Attr("visibility"))
+"""``public``: the symbol is visible outside the module."""
+RETAIN = AttrDef("retain", AttrKind.UNIT, optional=True)
+RETAIN_FORMAT = OptionalGroup("retain", Kw("retain"))
+"""``retain``: keep the symbol even when nothing uses it."""
+TARGET = AttrDef("target", AttrKind.SYMBOL, optional=True)
+TARGET_FORMAT = OptionalGroup("target", Clause("target", SymbolRef("target")))
+"""``target(@t)``: the target record the symbol is built for."""
+TARGET_USE = SymbolUse("target", ("record",))
+"""The ``target`` attribute names a target record."""
+CALLING_CONVENTION = AttrDef(
+    "cc",
+    AttrKind.ENUM,
+    optional=True,
+    enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
+)
+CALLING_CONVENTION_FORMAT = OptionalGroup("cc", Attr("cc"))
+"""``host``, ``device``...: where and when a function runs."""
 
 
 def flags_attr(flag_set: FlagSetDef) -> AttrDef:
@@ -168,6 +215,22 @@ def cast_op(
         format=[Ref("input"), Kw(":"), TypeOf("input"), Kw("to"), TypeOf("result")],
         examples=[Example(example, _args_of(example))],
         verifier=verifier,
+    )
+
+
+def constant_op(
+    name: str, doc: str, result: TypeConstraint, examples: Iterable[Example], **kw
+) -> OpDef:
+    """``%c = NAME VALUE : T``: the literal ``value`` attribute as a value of the result type."""
+    return op(
+        name,
+        doc,
+        attrs=[AttrDef("value", AttrKind.NUMBER)],
+        results=[Result("result", result)],
+        traits=[Pure()],
+        format=[Attr("value"), Kw(":"), TypeOf("result")],
+        examples=examples,
+        **kw,
     )
 
 

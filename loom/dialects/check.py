@@ -8,6 +8,7 @@ parameters are a dictionary attribute ``attrs``.
 
 import math
 
+from loom.dialects._shapes import VISIBILITY, VISIBILITY_FORMAT
 from loom.dsl import (
     INTEGER,
     INTEGER_OR_ADDRESS,
@@ -57,16 +58,11 @@ _CASE_ARGS = "%m: index"
 CASE = op(
     "check.case",
     "An executable test case: a body of inputs, invocations and expectations run per sample.",
-    attrs=[
-        AttrDef(
-            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
-        ),
-        AttrDef("case_symbol", AttrKind.SYMBOL),
-    ],
+    attrs=[VISIBILITY, AttrDef("case_symbol", AttrKind.SYMBOL)],
     regions=[RegionDef("body", terminator="check.return")],
     traits=[Symbol("case_symbol", kind="record"), IsolatedFromAbove()],
     format=[
-        OptionalGroup("visibility", Attr("visibility")),
+        VISIBILITY_FORMAT,
         SymbolRef("case_symbol"),
         RegionRef("body"),
     ],

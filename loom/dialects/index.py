@@ -1,12 +1,18 @@
 """index: address-domain arithmetic on ``index`` (signed coordinates) and ``offset`` (bytes)."""
 
-from loom.dialects._shapes import INT_PREDICATE, binary_op, comparison_op, ternary_op, unary_op
+from loom.dialects._shapes import (
+    INT_PREDICATE,
+    binary_op,
+    comparison_op,
+    constant_op,
+    ternary_op,
+    unary_op,
+)
 from loom.dsl import (
     ADDRESS,
     INDEX_T,
     INTEGER_OR_ADDRESS,
     OFFSET_T,
-    Attr,
     AttrDef,
     AttrKind,
     Example,
@@ -72,17 +78,11 @@ def _verify_cast(op, ctx) -> list[Violation]:  # noqa: ANN001
     ]
 
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "index.constant",
     "An index or offset constant.",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", ADDRESS_T)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[
-        Example("%c = index.constant 512 : index"),
-        Example("%b = index.constant 0 : offset"),
-    ],
+    ADDRESS_T,
+    [Example("%c = index.constant 512 : index"), Example("%b = index.constant 0 : offset")],
     verifier=_verify_constant,
     verifier_cacheable=True,
 )

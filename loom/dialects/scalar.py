@@ -8,6 +8,7 @@ from loom.dialects._shapes import (
     binary_op,
     cast_op,
     comparison_op,
+    constant_op,
     flags_attr,
     ternary_op,
     unary_op,
@@ -95,14 +96,11 @@ def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
     return constant_payload_violations(op.attributes.get("value"), t)
 
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "scalar.constant",
     "An integer or float constant (ints and bools for integer types, floats for float types).",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", PAYLOAD_FOR_CONSTANT)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[
+    PAYLOAD_FOR_CONSTANT,
+    [
         Example("%c = scalar.constant 42 : i32"),
         Example("%h = scalar.constant 0.5 : f32"),
         Example("%t = scalar.constant true : i1"),
