@@ -14,6 +14,7 @@ from loom.dsl import (
     Example,
     Flags,
     FlagSetDef,
+    FormatElement,
     Kw,
     OpDef,
     Operand,
@@ -113,6 +114,48 @@ def flags_attr(flag_set: FlagSetDef) -> AttrDef:
     return AttrDef(flag_set.name, AttrKind.FLAGS, flags=flag_set, optional=True)
 
 
+def _flagged(flags: FlagSetDef | None, fmt: list[FormatElement]) -> list[FormatElement]:
+    """The format ``fmt`` after the op name, with the optional ``<flags>`` first."""
+    return ([Flags(flags.name)] if flags else []) + fmt
+
+
+def _flag_attrs(flags: FlagSetDef | None) -> list[AttrDef]:
+    """The optional flags attribute of ``flags``, if the op takes flags."""
+    return [flags_attr(flags)] if flags else []
+
+
+def _one_line(example: str) -> list[Example]:
+    """A one-line example whose free values are declared from its trailing types."""
+    return [Example(example, _args_of(example))]
+
+
+def _same_type_op(
+    name: str,
+    doc: str,
+    constraint: TypeConstraint,
+    example: str,
+    operands: tuple[str, ...],
+    flags: FlagSetDef | None,
+    traits: Iterable = (),
+    **kw,
+) -> OpDef:
+    """``%r = NAME[<flags>] %a, %b, ... : T``: pure, every operand and the result of one type."""
+    refs: list[FormatElement] = []
+    for name_ in operands:
+        refs += [Kw(","), Ref(name_)] if refs else [Ref(name_)]
+    return op(
+        name,
+        doc,
+        operands=[Operand(o, constraint) for o in operands],
+        results=[Result("result", constraint)],
+        attrs=_flag_attrs(flags),
+        traits=[Pure(), SameType((*operands, "result")), *traits],
+        format=_flagged(flags, [*refs, Kw(":"), TypeOf("result")]),
+        examples=_one_line(example),
+        **kw,
+    )
+
+
 def binary_op(
     name: str,
     doc: str,
@@ -124,24 +167,7 @@ def binary_op(
     **kw,
 ) -> OpDef:
     """``%r = NAME[<flags>] %lhs, %rhs : T`` with one type throughout."""
-    fmt = ([Flags(flags.name)] if flags else []) + [
-        Ref("lhs"),
-        Kw(","),
-        Ref("rhs"),
-        Kw(":"),
-        TypeOf("result"),
-    ]
-    return op(
-        name,
-        doc,
-        operands=[Operand("lhs", constraint), Operand("rhs", constraint)],
-        results=[Result("result", constraint)],
-        attrs=[flags_attr(flags)] if flags else [],
-        traits=[Pure(), SameType(("lhs", "rhs", "result")), *traits],
-        format=fmt,
-        examples=[Example(example, _args_of(example))],
-        **kw,
-    )
+    return _same_type_op(name, doc, constraint, example, ("lhs", "rhs"), flags, traits, **kw)
 
 
 def ternary_op(
@@ -153,25 +179,7 @@ def ternary_op(
     flags: FlagSetDef | None = None,
 ) -> OpDef:
     """``%r = NAME[<flags>] %a, %b, %c : T``."""
-    fmt = ([Flags(flags.name)] if flags else []) + [
-        Ref("a"),
-        Kw(","),
-        Ref("b"),
-        Kw(","),
-        Ref("c"),
-        Kw(":"),
-        TypeOf("result"),
-    ]
-    return op(
-        name,
-        doc,
-        operands=[Operand("a", constraint), Operand("b", constraint), Operand("c", constraint)],
-        results=[Result("result", constraint)],
-        attrs=[flags_attr(flags)] if flags else [],
-        traits=[Pure(), SameType(("a", "b", "c", "result"))],
-        format=fmt,
-        examples=[Example(example, _args_of(example))],
-    )
+    return _same_type_op(name, doc, constraint, example, ("a", "b", "c"), flags)
 
 
 def unary_op(
@@ -183,17 +191,7 @@ def unary_op(
     flags: FlagSetDef | None = None,
 ) -> OpDef:
     """``%r = NAME[<flags>] %input : T``."""
-    fmt = ([Flags(flags.name)] if flags else []) + [Ref("input"), Kw(":"), TypeOf("result")]
-    return op(
-        name,
-        doc,
-        operands=[Operand("input", constraint)],
-        results=[Result("result", constraint)],
-        attrs=[flags_attr(flags)] if flags else [],
-        traits=[Pure(), SameType(("input", "result"))],
-        format=fmt,
-        examples=[Example(example, _args_of(example))],
-    )
+    return _same_type_op(name, doc, constraint, example, ("input",), flags)
 
 
 def cast_op(
@@ -213,7 +211,7 @@ def cast_op(
         results=[Result("result", target)],
         traits=[Pure()],
         format=[Ref("input"), Kw(":"), TypeOf("input"), Kw("to"), TypeOf("result")],
-        examples=[Example(example, _args_of(example))],
+        examples=_one_line(example),
         verifier=verifier,
     )
 
@@ -246,27 +244,16 @@ def comparison_op(
     """``%p = NAME[<flags>] pred, %lhs, %rhs : T`` producing ``i1`` (not printed)."""
     from loom.dsl import I1_T
 
-    fmt = ([Flags(flags.name)] if flags else []) + [
-        Attr("predicate"),
-        Kw(","),
-        Ref("lhs"),
-        Kw(","),
-        Ref("rhs"),
-        Kw(":"),
-        TypeOf("lhs"),
-    ]
-    attrs = [AttrDef("predicate", AttrKind.ENUM, enum=predicate)]
-    if flags:
-        attrs.append(flags_attr(flags))
+    fmt = [Attr("predicate"), Kw(","), Ref("lhs"), Kw(","), Ref("rhs"), Kw(":"), TypeOf("lhs")]
     return op(
         name,
         doc,
         operands=[Operand("lhs", constraint), Operand("rhs", constraint)],
         results=[Result("result", I1_T)],
-        attrs=attrs,
+        attrs=[AttrDef("predicate", AttrKind.ENUM, enum=predicate), *_flag_attrs(flags)],
         traits=[Pure(), SameType(("lhs", "rhs"))],
-        format=fmt,
-        examples=[Example(example, _args_of(example))],
+        format=_flagged(flags, fmt),
+        examples=_one_line(example),
     )
 
 
