@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from loom.dsl import (
     Attr,
     AttrDef,
+    AttrDict,
     AttrKind,
     Clause,
     EnumDef,
@@ -25,6 +26,7 @@ from loom.dsl import (
     SameType,
     SymbolRef,
     SymbolUse,
+    TemplateParam,
     TypeConstraint,
     TypeOf,
     Violation,
@@ -81,6 +83,15 @@ ABI = EnumDef(
 """The calling contracts an exported function or a target's entry points follow."""
 LINKAGE = EnumDef("linkage", ("default", "dso_local"))
 """How an exported symbol links."""
+
+SYNC_FORMAT = [TemplateParam("memory_space"), AttrDict()]
+"""``<space> {ordering = o, scope = s}``: a synchronisation of a memory space (barriers)."""
+SYNC_CLAUSE_FORMAT = [
+    TemplateParam("memory_space"),
+    Clause("scope", Attr("scope")),
+    Clause("ordering", Attr("ordering")),
+]
+"""The clause spelling ``<space> scope(s) ordering(o)`` of a synchronisation, also parsed."""
 
 # --------------------------------------------------------------------------- symbol fields
 # Fields that functions, kernels, check cases and test ops define with one meaning and one

@@ -26,28 +26,16 @@ from loom.dsl import (
     SymbolUse,
     TypeOf,
     Violation,
+    named_values,
     op,
 )
-from loom.ir import INDEX, BufferType, ScalarType, ShapedType, Type, Value
+from loom.ir import INDEX, BufferType, ScalarType, ShapedType, Type
 from loom.ir.types import is_encoding_type
 
 GLOBAL_KIND = "global"
 """Symbol kind of value globals (constants and variables)."""
 RODATA_KIND = "rodata"
 """Symbol kind of read-only byte tables."""
-
-
-def named_values(t: Type) -> list[Value]:
-    """The declaration-local or co-result values a type names, first use first, each once."""
-    out: list[Value] = []
-    for d in getattr(t, "dims", ()):
-        v = getattr(d, "value", None)
-        if v is not None and all(v is not w for w in out):
-            out.append(v)
-    enc = getattr(t, "encoding", None)
-    if isinstance(enc, Value) and all(enc is not w for w in out):
-        out.append(enc)
-    return out
 
 
 def structural_mismatch(declared: Type, used: Type) -> str | None:

@@ -12,6 +12,8 @@ from loom.dialects._shapes import (
     RETAIN,
     RETAIN_FORMAT,
     SCOPE,
+    SYNC_CLAUSE_FORMAT,
+    SYNC_FORMAT,
     TARGET,
     TARGET_FORMAT,
     TARGET_USE,
@@ -26,7 +28,6 @@ from loom.dsl import (
     ArgSource,
     Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
     BlockArgs,
     Clause,
@@ -304,14 +305,8 @@ BARRIER = op(
         MemoryEffect(reads=True, writes=True),
     ],
     # upstream's corpora print the dictionary form; the newer clause form also parses
-    format=[TemplateParam("memory_space"), AttrDict()],
-    legacy_formats=[
-        [
-            TemplateParam("memory_space"),
-            Clause("scope", Attr("scope")),
-            Clause("ordering", Attr("ordering")),
-        ]
-    ],
+    format=SYNC_FORMAT,
+    legacy_formats=[SYNC_CLAUSE_FORMAT],
     examples=[Example("kernel.barrier<workgroup> {ordering = acq_rel, scope = workgroup}")],
     verifier=_verify_barrier,
     verifier_cacheable=True,

@@ -131,17 +131,18 @@ def _verify_subview(op, ctx) -> list[Violation]:  # noqa: ANN001
     return problems
 
 
-_STATIC_INDICES = AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True)
+STATIC_INDICES = AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True)
+"""The static entries of an element's index (``DYNAMIC_INDEX`` where an operand stands)."""
 _CACHE_ATTRS = [
     AttrDef("memory_flags", AttrKind.FLAGS, flags=MEMORY_FLAGS, optional=True),
-    _STATIC_INDICES,
+    STATIC_INDICES,
     *cache_attrs(),
 ]
-_ELEMENT_OPERANDS = [Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)]
+ELEMENT_OPERANDS = [Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)]
 """The view and the full-rank index of the element an access reaches."""
 _ELEMENT_AT = [Ref("view"), IndexList("indices", "static_indices")]
 """``%v[%i, 0]``: the element an access reaches."""
-_READ = [*_ELEMENT_AT, AttrDict(), Kw(":"), TypeOf("view")]
+ELEMENT_READ = [*_ELEMENT_AT, AttrDict(), Kw(":"), TypeOf("view")]
 """``%v[%i] {attrs} : view<...>``: the element a read reaches."""
 _WRITE = [
     Ref("value"),
@@ -158,11 +159,11 @@ _WRITE = [
 LOAD = op(
     "view.load",
     "Reads one element at a full-rank logical index.",
-    operands=_ELEMENT_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=_CACHE_ATTRS,
     results=[Result("result", SCALAR)],
     traits=[MemoryEffect(reads=True)],
-    format=[Flags("memory_flags"), *_READ, Kw("->"), TypeOf("result")],
+    format=[Flags("memory_flags"), *ELEMENT_READ, Kw("->"), TypeOf("result")],
     examples=[
         Example(
             "%x = view.load %v[%i] : view<[%n]xf32> -> f32",
@@ -177,7 +178,7 @@ LOAD = op(
 STORE = op(
     "view.store",
     "Writes one element at a full-rank logical index.",
-    operands=[Operand("value", SCALAR), *_ELEMENT_OPERANDS],
+    operands=[Operand("value", SCALAR), *ELEMENT_OPERANDS],
     attrs=_CACHE_ATTRS,
     traits=[MemoryEffect(writes=True)],
     format=[Flags("memory_flags"), *_WRITE],
@@ -351,7 +352,7 @@ _ATOMIC_SCOPE = _atomic_enum("scope", SCOPE)
 
 def _atomic_access_attrs(ordering: EnumDef) -> list[AttrDef]:
     """An atomic access's index, cache and memory-model attributes (orderings from ``ordering``)."""
-    return [_STATIC_INDICES, *cache_attrs(), _atomic_enum("ordering", ordering), _ATOMIC_SCOPE]
+    return [STATIC_INDICES, *cache_attrs(), _atomic_enum("ordering", ordering), _ATOMIC_SCOPE]
 
 
 _ATOMIC_ATTRS = [
@@ -360,7 +361,7 @@ _ATOMIC_ATTRS = [
     *_atomic_access_attrs(ORDERING),
 ]
 _ATOMIC_HEAD = [TemplateFlags("kind", "memory_flags"), *_WRITE]
-_ATOMIC_OPERANDS = [Operand("value", BYTE_SCALAR), *_ELEMENT_OPERANDS]
+_ATOMIC_OPERANDS = [Operand("value", BYTE_SCALAR), *ELEMENT_OPERANDS]
 _AT = "%x: i32, %i: index, %v: view<16xi32>"
 
 ATOMIC_REDUCE = op(
@@ -451,10 +452,10 @@ CMPXCHG = op(
     operands=[
         Operand("expected", BYTE_SCALAR),
         Operand("replacement", BYTE_SCALAR),
-        *_ELEMENT_OPERANDS,
+        *ELEMENT_OPERANDS,
     ],
     attrs=[
-        _STATIC_INDICES,
+        STATIC_INDICES,
         *cache_attrs(),
         _atomic_enum("failure_ordering", ORDERING),
         _ATOMIC_SCOPE,
@@ -494,13 +495,13 @@ CMPXCHG = op(
 PREFETCH = op(
     "view.prefetch",
     "A hint that an element will soon be read or written; no effect on memory, never faults.",
-    operands=_ELEMENT_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=[
-        _STATIC_INDICES,
+        STATIC_INDICES,
         AttrDef("intent", AttrKind.ENUM, enum=PREFETCH_INTENT),
         AttrDef("locality", AttrKind.ENUM, enum=PREFETCH_LOCALITY),
     ],
-    format=_READ,
+    format=ELEMENT_READ,
     examples=[
         Example(
             "view.prefetch %v[%i] {intent = read, locality = l2} : view<16xf32>",
@@ -519,11 +520,11 @@ def _verify_atomic_access(op, ctx) -> list[Violation]:  # noqa: ANN001
 ATOMIC_LOAD = op(
     "view.atomic.load",
     "An indivisible read of one element with an ordering at a scope (never merged or removed).",
-    operands=_ELEMENT_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=_atomic_access_attrs(LOAD_ORDERING),
     results=[Result("result", BYTE_SCALAR)],
     traits=[MemoryEffect(reads=True)],
-    format=[*_READ, Kw("->"), TypeOf("result")],
+    format=[*ELEMENT_READ, Kw("->"), TypeOf("result")],
     builder="atomic_load",
     examples=[
         Example(
