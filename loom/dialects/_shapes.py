@@ -20,6 +20,7 @@ from loom.dsl import (
     OpDef,
     Operand,
     OptionalGroup,
+    PredicateList,
     Pure,
     Ref,
     Result,
@@ -109,6 +110,9 @@ TARGET = AttrDef("target", AttrKind.SYMBOL, optional=True)
 TARGET_FORMAT = OptionalGroup("target", Clause("target", SymbolRef("target")))
 """``target(@t)``: the target record the symbol is built for."""
 TARGET_USE = SymbolUse("target", ("record",))
+WHERE = AttrDef("predicates", AttrKind.PREDICATES, optional=True)
+WHERE_FORMAT = OptionalGroup("predicates", Kw("where"), PredicateList("predicates"))
+"""``where [range(%n, 1, 64), ...]``: predicates promised on a symbol's declared values."""
 """The ``target`` attribute names a target record."""
 CALLING_CONVENTION = AttrDef(
     "cc",

@@ -12,6 +12,8 @@ from loom.dialects._shapes import (
     TARGET_USE,
     VISIBILITY,
     VISIBILITY_FORMAT,
+    WHERE,
+    WHERE_FORMAT,
 )
 from loom.dsl import (
     ANY,
@@ -37,7 +39,6 @@ from loom.dsl import (
     NoReturn,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     PureWhen,
     Ref,
@@ -87,7 +88,7 @@ _CONTRACT = [
 SIGNATURE_ATTRS = [
     AttrDef("callee", AttrKind.SYMBOL),
     AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
-    AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+    WHERE,
 ]
 _CONTRACT_FORMAT = [
     TARGET_FORMAT,
@@ -113,7 +114,7 @@ def signature_format(region: str) -> list:
         SymbolRef("callee"),
         BlockArgs(region),
         OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
     ]
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dialects.config import NAMES_REGION, TYPE_DOC, declared_type, literal_mismatch
+from loom.dialects._shapes import WHERE, WHERE_FORMAT
+from loom.dialects.config import (
+    DECLARED_TYPE,
+    DECLARED_TYPE_FORMAT,
+    NAMES_REGION,
+    declared_type,
+    literal_mismatch,
+)
 from loom.dsl import (
     ANY,
     Attr,
@@ -14,11 +21,9 @@ from loom.dsl import (
     CoResultType,
     Example,
     Kw,
-    LocalType,
     MemoryEffect,
     Operand,
     OptionalGroup,
-    PredicateList,
     Ref,
     Result,
     Symbol,
@@ -175,17 +180,16 @@ def _value_global(name: str, doc: str, examples: list[Example]) -> Any:
         doc,
         attrs=[
             AttrDef("symbol", AttrKind.SYMBOL),
-            AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
-            AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+            DECLARED_TYPE,
+            WHERE,
             AttrDef("initializer", AttrKind.LITERAL, optional=True),
         ],
         regions=[NAMES_REGION],
         traits=[Symbol("symbol", kind=GLOBAL_KIND)],
         format=[
             SymbolRef("symbol"),
-            Kw(":"),
-            LocalType("type", "locals"),
-            OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+            *DECLARED_TYPE_FORMAT,
+            WHERE_FORMAT,
             OptionalGroup("initializer", Kw("="), Attr("initializer")),
         ],
         examples=examples,

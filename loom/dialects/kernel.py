@@ -17,6 +17,8 @@ from loom.dialects._shapes import (
     TARGET,
     TARGET_FORMAT,
     TARGET_USE,
+    WHERE,
+    WHERE_FORMAT,
 )
 from loom.dialects.encoding import is_dense_layout
 from loom.dsl import (
@@ -44,7 +46,6 @@ from loom.dsl import (
     OpDef,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     Ref,
     Refs,
@@ -97,7 +98,7 @@ def _entry_attrs() -> list[AttrDef]:
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
         AttrDef("export_linkage", AttrKind.ENUM, optional=True, enum=LINKAGE),
         AttrDef("callee", AttrKind.SYMBOL),
-        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+        WHERE,
     ]
 
 
@@ -131,7 +132,7 @@ KERNEL_DEF = op(
         RegionRef("config"),
         Kw("launch"),
         BlockArgs("body"),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
         RegionRef("body"),
     ],
     examples=[
@@ -455,7 +456,7 @@ KERNEL_DECL = op(
         BlockArgs("workload"),
         Kw("launch"),
         BlockArgs("launch"),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
     ],
     builder="decl",
     examples=[
