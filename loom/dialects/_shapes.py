@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from loom.dsl import (
+    ANY,
     Attr,
     AttrDef,
     AttrDict,
@@ -24,6 +25,7 @@ from loom.dsl import (
     Pure,
     Ref,
     Result,
+    ResultTypeList,
     SameType,
     SymbolRef,
     SymbolUse,
@@ -110,6 +112,9 @@ TARGET = AttrDef("target", AttrKind.SYMBOL, optional=True)
 TARGET_FORMAT = OptionalGroup("target", Clause("target", SymbolRef("target")))
 """``target(@t)``: the target record the symbol is built for."""
 TARGET_USE = SymbolUse("target", ("record",))
+RESULTS = Result("results", ANY, variadic=True)
+RESULTS_FORMAT = OptionalGroup("results", Kw("->"), ResultTypeList("results"))
+"""``-> (T, ...)``: the types of an op's ``results`` (none: no arrow)."""
 WHERE = AttrDef("predicates", AttrKind.PREDICATES, optional=True)
 WHERE_FORMAT = OptionalGroup("predicates", Kw("where"), PredicateList("predicates"))
 """``where [range(%n, 1, 64), ...]``: predicates promised on a symbol's declared values."""

@@ -5,6 +5,8 @@ from loom.dialects._shapes import (
     ABI,
     CALLING_CONVENTION,
     CALLING_CONVENTION_FORMAT,
+    RESULTS,
+    RESULTS_FORMAT,
     RETAIN,
     RETAIN_FORMAT,
     TARGET,
@@ -307,25 +309,31 @@ def _bound_note(t, formals, actuals) -> str:  # noqa: ANN001
     return f" (with {', '.join(pairs)})" if pairs else ""
 
 
+_CALL_SITE = [
+    Glue(),
+    Kw("("),
+    Refs("operands"),
+    Kw(")"),
+    Kw(":"),
+    Kw("("),
+    TypesOf("operands"),
+    Kw(")"),
+    RESULTS_FORMAT,
+]
+"""``(%a, %b) : (T, U) -> (R)`` after the callee: the call's operands and its signature."""
+_CALL_OPERANDS = Operand("operands", ANY, variadic=True)
+
 CALL = op(
     "func.call",
     "Calls a function.",
     attrs=[*_CALL_MODIFIERS, AttrDef("callee", AttrKind.SYMBOL)],
-    operands=[Operand("operands", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
+    operands=[_CALL_OPERANDS],
+    results=[RESULTS],
     traits=[SymbolUse("callee", ("func",)), Call("callee")],
     format=[
         *_CALL_MODIFIER_FORMAT,
         SymbolRef("callee"),
-        Glue(),
-        Kw("("),
-        Refs("operands"),
-        Kw(")"),
-        Kw(":"),
-        Kw("("),
-        TypesOf("operands"),
-        Kw(")"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        *_CALL_SITE,
     ],
     examples=[
         Example(
@@ -665,20 +673,12 @@ def _verify_call_indirect(op, ctx) -> list[Violation]:  # noqa: ANN001
 CALL_INDIRECT = op(
     "func.call.indirect",
     "Calls the function a function reference names (each workitem its own function).",
-    operands=[Operand("target", FUNC_REF), Operand("operands", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
+    operands=[Operand("target", FUNC_REF), _CALL_OPERANDS],
+    results=[RESULTS],
     traits=[MemoryEffect(reads=True, writes=True)],
     format=[
         Ref("target"),
-        Glue(),
-        Kw("("),
-        Refs("operands"),
-        Kw(")"),
-        Kw(":"),
-        Kw("("),
-        TypesOf("operands"),
-        Kw(")"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        *_CALL_SITE,
     ],
     builder="call_indirect",
     examples=[
