@@ -112,20 +112,22 @@ CONSTANT = constant_op(
     verifier=_verify_constant,
 )
 
+
+def _body(**kw: Any) -> RegionDef:
+    """A test function's body: its entry args are the signature; it ends in test.yield."""
+    return RegionDef(
+        "body", terminator="test.yield", arg_source=ArgSource.VALUES, arg_keyword="args", **kw
+    )
+
+
+_FUNC_TRAITS = [Symbol("callee", kind="func"), IsolatedFromAbove()]
+
 FUNC = op(
     "test.func",
     "A function-like op for toolchain tests; its body ends in test.yield.",
     attrs=[VISIBILITY, CALLING_CONVENTION, *SIGNATURE_ATTRS],
-    regions=[
-        RegionDef(
-            "body",
-            terminator="test.yield",
-            arg_source=ArgSource.VALUES,
-            arg_keyword="args",
-            yields="result_types",
-        )
-    ],
-    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    regions=[_body(yields="result_types")],
+    traits=_FUNC_TRAITS,
     format=[
         VISIBILITY_FORMAT,
         CALLING_CONVENTION_FORMAT,
@@ -159,13 +161,7 @@ SPLIT_FUNC = op(
     "arguments, the launch region its own copies of them (same names and types).",
     attrs=[AttrDef("callee", AttrKind.SYMBOL)],
     regions=[
-        RegionDef(
-            "body",
-            terminator="test.yield",
-            arg_source=ArgSource.VALUES,
-            arg_keyword="args",
-            doc="Function body; its entry args are the signature.",
-        ),
+        _body(doc="Function body; its entry args are the signature."),
         RegionDef(
             "launch",
             terminator="test.yield",
@@ -174,7 +170,7 @@ SPLIT_FUNC = op(
             doc="Side region; its entry args are fresh values projected from the signature.",
         ),
     ],
-    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    traits=_FUNC_TRAITS,
     format=[
         SymbolRef("callee"),
         BlockArgs("body"),
