@@ -207,18 +207,20 @@ LENGTH = op(
 
 _BYTE_LENGTH = Operand("byte_length", OFFSET_T)
 
+
+def _two_ranges(a: str, b: str) -> dict:
+    """``%a[%a_offset], %b[%b_offset], %byte_length``: two byte ranges of one length."""
+    return dict(
+        operands=[*_position(a), *_position(b), _BYTE_LENGTH],
+        format=[*_position_format(a), Kw(","), *_position_format(b), Kw(","), Ref("byte_length")],
+    )
+
+
 COPY = op(
     "buffer.copy",
     "Copies byte_length bytes between non-overlapping ranges.",
-    operands=[*_position("source"), *_position("target"), _BYTE_LENGTH],
+    **_two_ranges("source", "target"),
     traits=[MemoryEffect(reads=True, writes=True)],
-    format=[
-        *_position_format("source"),
-        Kw(","),
-        *_position_format("target"),
-        Kw(","),
-        Ref("byte_length"),
-    ],
     examples=[
         Example(
             "buffer.copy %src[%so], %dst[%do], %len",
@@ -252,16 +254,9 @@ FILL = op(
 COMPARE = op(
     "buffer.compare",
     "Compares two byte ranges lexicographically as unsigned bytes: -1, 0 or 1.",
-    operands=[*_position("lhs"), *_position("rhs"), _BYTE_LENGTH],
+    **_two_ranges("lhs", "rhs"),
     results=[Result("result", I32_T)],
     traits=[MemoryEffect(reads=True)],
-    format=[
-        *_position_format("lhs"),
-        Kw(","),
-        *_position_format("rhs"),
-        Kw(","),
-        Ref("byte_length"),
-    ],
     examples=[
         Example(
             "%o = buffer.compare %l[%lo], %r[%ro], %len",
