@@ -24,14 +24,17 @@ from loom.dsl import (
     PredicateList,
     Pure,
     Ref,
+    Refs,
     Result,
     ResultTypeList,
     SameType,
+    SameTypeAt,
     SymbolRef,
     SymbolUse,
     TemplateParam,
     TypeConstraint,
     TypeOf,
+    TypesOf,
     Violation,
     op,
 )
@@ -115,6 +118,10 @@ TARGET_USE = SymbolUse("target", ("record",))
 RESULTS = Result("results", ANY, variadic=True)
 RESULTS_FORMAT = OptionalGroup("results", Kw("->"), ResultTypeList("results"))
 """``-> (T, ...)``: the types of an op's ``results`` (none: no arrow)."""
+PREDICATES = AttrDef("predicates", AttrKind.PREDICATES)
+PREDICATED_FORMAT = [Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")]
+"""``%a, %b [range(%a, 0, 8), ...] : T, U``: values, the facts stated about them, and the
+types of the results that pass them on."""
 WHERE = AttrDef("predicates", AttrKind.PREDICATES, optional=True)
 WHERE_FORMAT = OptionalGroup("predicates", Kw("where"), PredicateList("predicates"))
 """``where [range(%n, 1, 64), ...]``: predicates promised on a symbol's declared values."""
@@ -249,6 +256,26 @@ def constant_op(
         format=[Attr("value"), Kw(":"), TypeOf("result")],
         examples=examples,
         **kw,
+    )
+
+
+def assume_op(
+    name: str,
+    doc: str,
+    values: TypeConstraint,
+    results: TypeConstraint,
+    examples: Iterable[Example],
+) -> OpDef:
+    """``%a2, %b2 = NAME %a, %b [facts] : T, U``: the values unchanged, carrying the facts."""
+    return op(
+        name,
+        doc,
+        operands=[Operand("values", values, variadic=True)],
+        attrs=[PREDICATES],
+        results=[Result("results", results, variadic=True)],
+        traits=[Pure(), SameTypeAt("values", "results")],
+        format=PREDICATED_FORMAT,
+        examples=examples,
     )
 
 

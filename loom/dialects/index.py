@@ -2,6 +2,7 @@
 
 from loom.dialects._shapes import (
     INT_PREDICATE,
+    assume_op,
     binary_op,
     comparison_op,
     constant_op,
@@ -13,20 +14,14 @@ from loom.dsl import (
     INDEX_T,
     INTEGER_OR_ADDRESS,
     OFFSET_T,
-    AttrDef,
-    AttrKind,
     Example,
     Kw,
     Operand,
-    PredicateList,
     Pure,
     Ref,
-    Refs,
     Result,
-    SameTypeAt,
     TypeConstraint,
     TypeOf,
-    TypesOf,
     Violation,
     op,
 )
@@ -159,15 +154,12 @@ CMP = comparison_op(
     "%p = index.cmp ult, %i, %n : index",
 )
 
-ASSUME = op(
+ASSUME = assume_op(
     "index.assume",
     "Returns its operands unchanged, carrying facts about them.",
-    operands=[Operand("values", ADDRESS_T, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
-    results=[Result("results", ADDRESS_T, variadic=True)],
-    traits=[Pure(), SameTypeAt("values", "results")],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
-    examples=[
+    ADDRESS_T,
+    ADDRESS_T,
+    [
         Example("%n2 = index.assume %n [range(%n, 1, 4)] : index", "%n: index"),
         Example(
             "%a2, %b2 = index.assume %a, %b [mul(%a, 16), mul(%b, 64)] : index, offset",

@@ -7,6 +7,8 @@ from typing import Any
 from loom.dialects._shapes import (
     MEMORY_SPACE,
     ORDERING,
+    PREDICATED_FORMAT,
+    PREDICATES,
     SCOPE,
     SYNC_CLAUSE_FORMAT,
     SYNC_FORMAT,
@@ -281,7 +283,7 @@ ASSERT_ACCESS = op(
 
 _PREDICATED = dict(
     operands=[Operand("values", ANY, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
+    attrs=[PREDICATES],
 )
 """Values and the ``[...]`` predicates asserted on them."""
 
@@ -291,7 +293,7 @@ ASSERT_VALUE = op(
     **_PREDICATED,
     results=[Result("results", ANY, variadic=True)],
     traits=[_EFFECTS],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
+    format=PREDICATED_FORMAT,
     builder="value",
     examples=[
         Example(

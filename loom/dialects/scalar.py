@@ -5,6 +5,7 @@ from loom.dialects._shapes import (
     FLOAT_PREDICATE,
     INT_PREDICATE,
     OVERFLOW,
+    assume_op,
     binary_op,
     cast_op,
     comparison_op,
@@ -32,18 +33,14 @@ from loom.dsl import (
     OpDef,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     Ref,
-    Refs,
     Result,
     SameType,
-    SameTypeAt,
     Symbol,
     Terminator,
     TypeConstraint,
     TypeOf,
-    TypesOf,
     Violation,
     op,
 )
@@ -643,15 +640,12 @@ PAYLOAD_FOR_ASSUME = TypeConstraint(
 )
 
 
-ASSUME = op(
+ASSUME = assume_op(
     "scalar.assume",
     "Returns its operands unchanged, carrying promised facts about them.",
-    operands=[Operand("values", PAYLOAD_FOR_ASSUME, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
-    results=[Result("results", NUMERIC, variadic=True)],
-    traits=[Pure(), SameTypeAt("values", "results")],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
-    examples=[
+    PAYLOAD_FOR_ASSUME,
+    NUMERIC,
+    [
         Example("%n2 = scalar.assume %n [range(%n, 0, 255)] : i32", "%n: i32"),
         Example(
             "%a2, %x2 = scalar.assume %a, %x [mul(%a, 4), finite(%x)] : i64, f32",
