@@ -465,6 +465,7 @@ TypedRefs = _elements.TypedRefs
 EncodingAttr = _elements.EncodingAttr
 ParamDict = _elements.ParamDict
 Requirements = _elements.Requirements
+named_values = _elements.named_values
 
 
 # --------------------------------------------------------------------------- examples and ops

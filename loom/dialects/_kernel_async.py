@@ -278,6 +278,12 @@ def _with_group(body: str, scratch: str = "view<16xi8>", store: bool = False) ->
     )
 
 
+_PREDICATE = ("predicate", I1_T, ",")
+"""``, %p``: the predicate of a masked transfer (false: nothing is accessed)."""
+_CLUSTER_MASK = ("cluster_mask", I32_T, "using")
+"""``using %m``: the cluster workgroups a cluster gather delivers to."""
+_DESCRIPTOR = ("descriptor", DESCRIPTOR_T, "using")
+"""``using %d``: the LDS descriptor of a tensor transfer."""
 _VIEWS = "%src: view<16xi8>"
 _COPY_ATTRS = "{cache_scope = cu, cache_temporal = regular, direction = global_to_workgroup}"
 _LOAD_ATTRS = "{cache_scope = cu, cache_temporal = regular}"
@@ -303,7 +309,7 @@ COPY_MASK = _transfer(
         " : view<16xi8> to view<16xi8>, i1 -> kernel.async.token"
     ),
     _VIEWS + ", %p: i1",
-    extra=(("predicate", I1_T, ","),),
+    extra=(_PREDICATE,),
     direction=True,
     verifier=_verify_copy,
 )
@@ -328,7 +334,7 @@ GATHER_MASK = _transfer(
         "view<64x4xi8>",
     ),
     "%src: view<4xi8>, %p: i1",
-    extra=(("predicate", I1_T, ","),),
+    extra=(_PREDICATE,),
     verifier=_verify_gather,
 )
 CLUSTER_GATHER = _transfer(
@@ -341,7 +347,7 @@ CLUSTER_GATHER = _transfer(
         "view<4xi8>",
     ),
     "%src: view<4xi8>, %m: i32",
-    extra=(("cluster_mask", I32_T, "using"),),
+    extra=(_CLUSTER_MASK,),
     verifier=_verify_cluster_gather,
 )
 CLUSTER_GATHER_MASK = _transfer(
@@ -353,7 +359,7 @@ CLUSTER_GATHER_MASK = _transfer(
         "view<4xi8>",
     ),
     "%src: view<4xi8>, %m: i32, %p: i1",
-    extra=(("cluster_mask", I32_T, "using"), ("predicate", I1_T, ",")),
+    extra=(_CLUSTER_MASK, _PREDICATE),
     verifier=_verify_cluster_gather,
 )
 TENSOR_LOAD = _transfer(
@@ -366,7 +372,7 @@ TENSOR_LOAD = _transfer(
         "view<8x8xf32>",
     ),
     "%src: view<8x8xf32>, %d: kernel.tensor.lds.descriptor",
-    extra=(("descriptor", DESCRIPTOR_T, "using"),),
+    extra=(_DESCRIPTOR,),
     verifier=_verify_tensor(True),
 )
 TENSOR_STORE = _transfer(
@@ -381,7 +387,7 @@ TENSOR_STORE = _transfer(
         store=True,
     ),
     "%dst: view<8x8xf32>, %d: kernel.tensor.lds.descriptor",
-    extra=(("descriptor", DESCRIPTOR_T, "using"),),
+    extra=(_DESCRIPTOR,),
     verifier=_verify_tensor(False),
 )
 

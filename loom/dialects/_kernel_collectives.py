@@ -154,6 +154,12 @@ LANE_ID = _query(
 
 _CONVERGENT = [Convergent(), HasAncestor(_KERNEL)]
 
+
+def _value_traits(level: str) -> list:
+    """A convergent op whose result has the type of its ``value``, uniform at ``level``."""
+    return [*_CONVERGENT, SameType(("value", "result")), Uniformity(level)]
+
+
 SHUFFLE = op(
     "kernel.subgroup.shuffle",
     "Reads the value of another lane of the subgroup (xor, up, down or index addressing "
@@ -165,7 +171,7 @@ SHUFFLE = op(
     ],
     results=[Result("result"), Result("valid", I1_T)],
     attrs=[AttrDef("mode", AttrKind.ENUM, enum=SHUFFLE_MODE)],
-    traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("lane")],
+    traits=_value_traits("lane"),
     format=[
         TemplateParam("mode"),
         Ref("value"),
@@ -193,7 +199,7 @@ BROADCAST = op(
     "Every lane receives the value held by lane `lane` of the subgroup.",
     operands=[Operand("value", COLLECTIVE_VALUE), Operand("lane", LANE_INT)],
     results=[Result("result")],
-    traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("subgroup")],
+    traits=_value_traits("subgroup"),
     format=[
         Ref("value"),
         Kw("from"),
@@ -211,7 +217,7 @@ BROADCAST_FIRST = op(
     "Every lane receives the value of the lowest active lane of the subgroup.",
     operands=[Operand("value", COLLECTIVE_VALUE)],
     results=[Result("result")],
-    traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("subgroup")],
+    traits=_value_traits("subgroup"),
     format=[Ref("value"), Kw(":"), TypeOf("result")],
     examples=[Example("%r = kernel.subgroup.broadcast.first %v : f32", "%v: f32")],
 )
@@ -222,7 +228,11 @@ _CLUSTER = [
 ]
 
 
-def _reduce(name: str, doc: str, example: str, level: str, clusters: bool) -> OpDef:
+def _combining(
+    name: str, doc: str, example: str, level: str, clusters: bool, extra: tuple = ()
+) -> OpDef:
+    """``%r = NAME<kind> %v {attrs} : T``: combines the value across the scope by ``kind`` (over
+    lane clusters when ``clusters``); ``extra`` attributes follow."""
     return op(
         name,
         doc,
@@ -231,33 +241,28 @@ def _reduce(name: str, doc: str, example: str, level: str, clusters: bool) -> Op
         attrs=[
             AttrDef("kind", AttrKind.ENUM, enum=COMBINING_KIND),
             *(_CLUSTER if clusters else ()),
+            *extra,
         ],
-        traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity(level)],
+        traits=_value_traits(level),
         format=[TemplateParam("kind"), Ref("value"), AttrDict(), Kw(":"), TypeOf("result")],
         examples=[Example(example, "%v: f32")],
         verifier=_reduce_rules if clusters else combining_kind_rule,
         verifier_cacheable=True,
     )
+
+
+def _reduce(name: str, doc: str, example: str, level: str, clusters: bool) -> OpDef:
+    return _combining(name, doc, example, level, clusters)
+
+
+_SCAN_ATTRS = (
+    AttrDef("direction", AttrKind.ENUM, enum=SCAN_DIRECTION),
+    AttrDef("mode", AttrKind.ENUM, enum=SCAN_MODE),
+)
 
 
 def _scan(name: str, doc: str, example: str, clusters: bool) -> OpDef:
-    return op(
-        name,
-        doc,
-        operands=[Operand("value", COLLECTIVE_VALUE)],
-        results=[Result("result")],
-        attrs=[
-            AttrDef("kind", AttrKind.ENUM, enum=COMBINING_KIND),
-            *(_CLUSTER if clusters else ()),
-            AttrDef("direction", AttrKind.ENUM, enum=SCAN_DIRECTION),
-            AttrDef("mode", AttrKind.ENUM, enum=SCAN_MODE),
-        ],
-        traits=[*_CONVERGENT, SameType(("value", "result")), Uniformity("lane")],
-        format=[TemplateParam("kind"), Ref("value"), AttrDict(), Kw(":"), TypeOf("result")],
-        examples=[Example(example, "%v: f32")],
-        verifier=_reduce_rules if clusters else combining_kind_rule,
-        verifier_cacheable=True,
-    )
+    return _combining(name, doc, example, "lane", clusters, _SCAN_ATTRS)
 
 
 SUBGROUP_REDUCE = _reduce(

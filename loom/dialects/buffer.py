@@ -15,6 +15,7 @@ from loom.dsl import (
     AttrKind,
     Clause,
     Example,
+    FormatElement,
     Kw,
     MemoryEffect,
     Operand,
@@ -33,15 +34,25 @@ from loom.dsl import (
     op,
 )
 
+
+def _position(buffer: str, offset: str | None = None) -> list[Operand]:
+    """A byte position: a buffer and a byte offset into it (``offset``: ``<buffer>_offset``)."""
+    return [Operand(buffer, BUFFER_T), Operand(offset or f"{buffer}_offset", OFFSET_T)]
+
+
+def _position_format(buffer: str, offset: str | None = None) -> list[FormatElement]:
+    """``%buf[%off]``: how a byte position (:func:`_position`) is written."""
+    return [Ref(buffer), Subscript(offset or f"{buffer}_offset")]
+
+
 VIEW_OP = op(
     "buffer.view",
     "A typed, non-owning view of a buffer starting at a byte offset.",
-    operands=[Operand("buffer", BUFFER_T), Operand("byte_offset", OFFSET_T)],
+    operands=_position("buffer", "byte_offset"),
     results=[Result("result", VIEW)],
     traits=[Pure()],
     format=[
-        Ref("buffer"),
-        Subscript("byte_offset"),
+        *_position_format("buffer", "byte_offset"),
         Kw(":"),
         TypeOf("buffer"),
         Kw("->"),
@@ -66,10 +77,10 @@ VIEW_OP = op(
 LOAD_I8_U = op(
     "buffer.load.i8.u",
     "Reads one byte and zero-extends it to i32.",
-    operands=[Operand("source", BUFFER_T), Operand("byte_offset", OFFSET_T)],
+    operands=_position("source", "byte_offset"),
     results=[Result("result", I32_T)],
     traits=[MemoryEffect(reads=True)],
-    format=[Ref("source"), Subscript("byte_offset")],
+    format=_position_format("source", "byte_offset"),
     builder="load_i8_u",
     examples=[Example("%b = buffer.load.i8.u %src[%off]", "%src: buffer, %off: offset")],
 )
@@ -77,13 +88,9 @@ LOAD_I8_U = op(
 STORE_I8 = op(
     "buffer.store.i8",
     "Writes the low 8 bits of an i32 value.",
-    operands=[
-        Operand("value", I32_T),
-        Operand("target", BUFFER_T),
-        Operand("byte_offset", OFFSET_T),
-    ],
+    operands=[Operand("value", I32_T), *_position("target", "byte_offset")],
     traits=[MemoryEffect(writes=True)],
-    format=[Ref("value"), Kw(","), Ref("target"), Subscript("byte_offset")],
+    format=[Ref("value"), Kw(","), *_position_format("target", "byte_offset")],
     builder="store_i8",
     examples=[Example("buffer.store.i8 %v, %dst[%off]", "%v: i32, %dst: buffer, %off: offset")],
 )
@@ -198,26 +205,22 @@ LENGTH = op(
     examples=[Example("%n = buffer.length %b", "%b: buffer")],
 )
 
+_BYTE_LENGTH = Operand("byte_length", OFFSET_T)
+
+
+def _two_ranges(a: str, b: str) -> dict:
+    """``%a[%a_offset], %b[%b_offset], %byte_length``: two byte ranges of one length."""
+    return dict(
+        operands=[*_position(a), *_position(b), _BYTE_LENGTH],
+        format=[*_position_format(a), Kw(","), *_position_format(b), Kw(","), Ref("byte_length")],
+    )
+
+
 COPY = op(
     "buffer.copy",
     "Copies byte_length bytes between non-overlapping ranges.",
-    operands=[
-        Operand("source", BUFFER_T),
-        Operand("source_offset", OFFSET_T),
-        Operand("target", BUFFER_T),
-        Operand("target_offset", OFFSET_T),
-        Operand("byte_length", OFFSET_T),
-    ],
+    **_two_ranges("source", "target"),
     traits=[MemoryEffect(reads=True, writes=True)],
-    format=[
-        Ref("source"),
-        Subscript("source_offset"),
-        Kw(","),
-        Ref("target"),
-        Subscript("target_offset"),
-        Kw(","),
-        Ref("byte_length"),
-    ],
     examples=[
         Example(
             "buffer.copy %src[%so], %dst[%do], %len",
@@ -229,18 +232,12 @@ COPY = op(
 FILL = op(
     "buffer.fill",
     "Repeats the little-endian bytes of a scalar pattern over a byte range.",
-    operands=[
-        Operand("pattern", BYTE_PATTERN),
-        Operand("target", BUFFER_T),
-        Operand("target_offset", OFFSET_T),
-        Operand("byte_length", OFFSET_T),
-    ],
+    operands=[Operand("pattern", BYTE_PATTERN), *_position("target"), _BYTE_LENGTH],
     traits=[MemoryEffect(writes=True)],
     format=[
         Ref("pattern"),
         Kw(","),
-        Ref("target"),
-        Subscript("target_offset"),
+        *_position_format("target"),
         Kw(","),
         Ref("byte_length"),
         Kw(":"),
@@ -257,24 +254,9 @@ FILL = op(
 COMPARE = op(
     "buffer.compare",
     "Compares two byte ranges lexicographically as unsigned bytes: -1, 0 or 1.",
-    operands=[
-        Operand("lhs", BUFFER_T),
-        Operand("lhs_offset", OFFSET_T),
-        Operand("rhs", BUFFER_T),
-        Operand("rhs_offset", OFFSET_T),
-        Operand("byte_length", OFFSET_T),
-    ],
+    **_two_ranges("lhs", "rhs"),
     results=[Result("result", I32_T)],
     traits=[MemoryEffect(reads=True)],
-    format=[
-        Ref("lhs"),
-        Subscript("lhs_offset"),
-        Kw(","),
-        Ref("rhs"),
-        Subscript("rhs_offset"),
-        Kw(","),
-        Ref("byte_length"),
-    ],
     examples=[
         Example(
             "%o = buffer.compare %l[%lo], %r[%ro], %len",

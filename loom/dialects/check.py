@@ -8,6 +8,7 @@ parameters are a dictionary attribute ``attrs``.
 
 import math
 
+from loom.dialects._shapes import VISIBILITY, VISIBILITY_FORMAT
 from loom.dsl import (
     INTEGER,
     INTEGER_OR_ADDRESS,
@@ -57,16 +58,11 @@ _CASE_ARGS = "%m: index"
 CASE = op(
     "check.case",
     "An executable test case: a body of inputs, invocations and expectations run per sample.",
-    attrs=[
-        AttrDef(
-            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
-        ),
-        AttrDef("case_symbol", AttrKind.SYMBOL),
-    ],
+    attrs=[VISIBILITY, AttrDef("case_symbol", AttrKind.SYMBOL)],
     regions=[RegionDef("body", terminator="check.return")],
     traits=[Symbol("case_symbol", kind="record"), IsolatedFromAbove()],
     format=[
-        OptionalGroup("visibility", Attr("visibility")),
+        VISIBILITY_FORMAT,
         SymbolRef("case_symbol"),
         RegionRef("body"),
     ],
@@ -232,15 +228,18 @@ def _literals_match(*fields: str):  # noqa: ANN202
 
 
 _verify_literal = _literals_match("value")
+_VALUE = AttrDef("value", AttrKind.NUMBER)
+_VALUE_FORMAT = [Clause("value", Attr("value")), Kw(":"), TypeOf("result")]
+"""``value(42) : T``: a number given as every element of the result (or as the scalar)."""
 
 
 LITERAL = op(
     "check.literal",
     "A scalar constant inside a case.",
     results=[Result("result", SCALAR)],
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
+    attrs=[_VALUE],
     traits=[Pure(), _IN_CASE],
-    format=[Clause("value", Attr("value")), Kw(":"), TypeOf("result")],
+    format=_VALUE_FORMAT,
     builder="literal",
     verifier=_verify_literal,
     examples=[_in_case("%s = check.literal value(42) : i32")],
@@ -275,9 +274,9 @@ FILL = op(
     "check.generate.fill",
     "A tensor with every element equal to ``value``.",
     results=[Result("result", TENSOR)],
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
+    attrs=[_VALUE],
     traits=[Pure(), _IN_CASE],
-    format=[Clause("value", Attr("value")), Kw(":"), TypeOf("result")],
+    format=_VALUE_FORMAT,
     builder="fill",
     verifier=_literals_match("value"),
     examples=[_in_case("%v = check.generate.fill value(17) : tensor<4x4xi32>")],

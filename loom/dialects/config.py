@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from loom.dialects._shapes import WHERE, WHERE_FORMAT
 from loom.dialects.encoding import ENCODING_TYPES, spec_mismatch
 from loom.dsl import (
     ArgSource,
@@ -13,8 +14,6 @@ from loom.dsl import (
     Example,
     Kw,
     LocalType,
-    OptionalGroup,
-    PredicateList,
     Pure,
     RegionDef,
     Result,
@@ -45,7 +44,14 @@ NAMES_REGION = RegionDef(
 )
 
 
-TYPE_DOC = "the one declared type; the %names it spells are local names (region locals)"
+DECLARED_TYPE = AttrDef(
+    "type",
+    AttrKind.TYPE_ARRAY,
+    builder_keyword="results",
+    doc="the one declared type; the %names it spells are local names (region locals)",
+)
+DECLARED_TYPE_FORMAT = [Kw(":"), LocalType("type", "locals")]
+"""``: %value: T``: a symbol's declared type, its local names in region ``locals``."""
 
 
 def literal_mismatch(t: Type, value: Any) -> str | None:
@@ -122,16 +128,15 @@ DECL = op(
     "A required compile-time value without a default; a launch must supply it by name.",
     attrs=[
         AttrDef("symbol", AttrKind.SYMBOL),
-        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
-        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+        DECLARED_TYPE,
+        WHERE,
     ],
     regions=[NAMES_REGION],
     traits=[Symbol("symbol", kind=CONFIG_KIND), Pure()],
     format=[
         SymbolRef("symbol"),
-        Kw(":"),
-        LocalType("type", "locals"),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        *DECLARED_TYPE_FORMAT,
+        WHERE_FORMAT,
     ],
     builder="decl",
     examples=[
@@ -150,11 +155,11 @@ DEF = op(
     attrs=[
         AttrDef("symbol", AttrKind.SYMBOL),
         AttrDef("value", AttrKind.LITERAL),
-        AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
+        DECLARED_TYPE,
     ],
     regions=[NAMES_REGION],
     traits=[Symbol("symbol", kind=CONFIG_KIND), Pure()],
-    format=[SymbolRef("symbol"), Kw("="), Attr("value"), Kw(":"), LocalType("type", "locals")],
+    format=[SymbolRef("symbol"), Kw("="), Attr("value"), *DECLARED_TYPE_FORMAT],
     builder="def_",
     examples=[
         Example("config.def @model.hidden_size = 2048 : index", top_level=True),

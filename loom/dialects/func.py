@@ -1,6 +1,22 @@
 """func: helper functions callable from kernels."""
 
 from loom.diagnostics import count_of
+from loom.dialects._shapes import (
+    ABI,
+    CALLING_CONVENTION,
+    CALLING_CONVENTION_FORMAT,
+    RESULTS,
+    RESULTS_FORMAT,
+    RETAIN,
+    RETAIN_FORMAT,
+    TARGET,
+    TARGET_FORMAT,
+    TARGET_USE,
+    VISIBILITY,
+    VISIBILITY_FORMAT,
+    WHERE,
+    WHERE_FORMAT,
+)
 from loom.dsl import (
     ANY,
     BUFFER_T,
@@ -25,7 +41,6 @@ from loom.dsl import (
     NoReturn,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     PureWhen,
     Ref,
@@ -57,32 +72,10 @@ _CALL_MODIFIERS = [
     AttrDef("temperature", AttrKind.ENUM, enum=TEMPERATURE, optional=True),
     AttrDef("inline_policy", AttrKind.ENUM, enum=INLINE_POLICY, optional=True),
 ]
-ABI = EnumDef(
-    "abi",
-    (
-        "unknown",
-        "object_function",
-        "hal_kernel",
-        "vm_module_function",
-        "shader_entry_point",
-        "wasm_function",
-        "command_program",
-    ),
-)
 _CALL_MODIFIER_FORMAT = [OptionalGroup(a.name, Attr(a.name)) for a in _CALL_MODIFIERS]
 
-_VISIBILITY = AttrDef(
-    "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
-)
-_RETAIN = AttrDef("retain", AttrKind.UNIT, optional=True)
-_CC = AttrDef(
-    "cc",
-    AttrKind.ENUM,
-    optional=True,
-    enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
-)
 _CONTRACT = [
-    AttrDef("target", AttrKind.SYMBOL, optional=True),
+    TARGET,
     AttrDef("abi", AttrKind.ENUM, enum=ABI, optional=True, doc="the export ABI contract"),
     AttrDef("abi_attrs", AttrKind.DICT, optional=True, doc="parameters of the ABI contract"),
     AttrDef("export_symbol", AttrKind.STRING, optional=True),
@@ -94,13 +87,13 @@ _CONTRACT = [
         doc="metadata published with the export (public or exported functions only)",
     ),
 ]
-_SIGNATURE_ATTRS = [
+SIGNATURE_ATTRS = [
     AttrDef("callee", AttrKind.SYMBOL),
     AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
-    AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+    WHERE,
 ]
 _CONTRACT_FORMAT = [
-    OptionalGroup("target", Clause("target", SymbolRef("target"))),
+    TARGET_FORMAT,
     OptionalGroup(
         "abi",
         Clause("abi", Attr("abi"), OptionalGroup("abi_attrs", Kw(","), Dictionary("abi_attrs"))),
@@ -117,13 +110,13 @@ _CONTRACT_FORMAT = [
 ]
 
 
-def _signature_format(region: str) -> list:
+def signature_format(region: str) -> list:
     """``@name(%a: T, ...) [-> (R, ...)] [where [...]]`` over the entry args of ``region``."""
     return [
         SymbolRef("callee"),
         BlockArgs(region),
         OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
     ]
 
 
@@ -191,7 +184,7 @@ def _verify_signature(op, ctx) -> list[Violation]:  # noqa: ANN001
 DEF = op(
     "func.def",
     "A function: a symbol with arguments, result types and a body ending in func.return.",
-    attrs=[_VISIBILITY, _RETAIN, _CC, *_CALL_MODIFIERS, *_CONTRACT, *_SIGNATURE_ATTRS],
+    attrs=[VISIBILITY, RETAIN, CALLING_CONVENTION, *_CALL_MODIFIERS, *_CONTRACT, *SIGNATURE_ATTRS],
     regions=[
         RegionDef(
             "body",
@@ -205,17 +198,17 @@ DEF = op(
     traits=[
         Symbol("callee", kind="func"),
         IsolatedFromAbove(),
-        SymbolUse("target", ("record",)),
+        TARGET_USE,
         PureWhen("purity", "pure"),
         DefersPlacement("inline_policy", "inline"),
     ],
     format=[
-        OptionalGroup("visibility", Attr("visibility")),
-        OptionalGroup("retain", Kw("retain")),
-        OptionalGroup("cc", Attr("cc")),
+        VISIBILITY_FORMAT,
+        RETAIN_FORMAT,
+        CALLING_CONVENTION_FORMAT,
         *_CALL_MODIFIER_FORMAT,
         *_CONTRACT_FORMAT,
-        *_signature_format("body"),
+        *signature_format("body"),
         RegionRef("body"),
     ],
     examples=[
@@ -316,25 +309,31 @@ def _bound_note(t, formals, actuals) -> str:  # noqa: ANN001
     return f" (with {', '.join(pairs)})" if pairs else ""
 
 
+_CALL_SITE = [
+    Glue(),
+    Kw("("),
+    Refs("operands"),
+    Kw(")"),
+    Kw(":"),
+    Kw("("),
+    TypesOf("operands"),
+    Kw(")"),
+    RESULTS_FORMAT,
+]
+"""``(%a, %b) : (T, U) -> (R)`` after the callee: the call's operands and its signature."""
+_CALL_OPERANDS = Operand("operands", ANY, variadic=True)
+
 CALL = op(
     "func.call",
     "Calls a function.",
     attrs=[*_CALL_MODIFIERS, AttrDef("callee", AttrKind.SYMBOL)],
-    operands=[Operand("operands", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
+    operands=[_CALL_OPERANDS],
+    results=[RESULTS],
     traits=[SymbolUse("callee", ("func",)), Call("callee")],
     format=[
         *_CALL_MODIFIER_FORMAT,
         SymbolRef("callee"),
-        Glue(),
-        Kw("("),
-        Refs("operands"),
-        Kw(")"),
-        Kw(":"),
-        Kw("("),
-        TypesOf("operands"),
-        Kw(")"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        *_CALL_SITE,
     ],
     examples=[
         Example(
@@ -417,8 +416,8 @@ DECL = op(
     "A function defined elsewhere (an import; in the interpreter, a Python function bound "
     "with launch(functions=...)): a callable signature without a body.",
     attrs=[
-        _VISIBILITY,
-        _RETAIN,
+        VISIBILITY,
+        RETAIN,
         AttrDef(
             "import_policy",
             AttrKind.ENUM,
@@ -434,10 +433,10 @@ DECL = op(
             optional=True,
             doc="metadata the import carries to the linker",
         ),
-        _CC,
+        CALLING_CONVENTION,
         *_CALL_MODIFIERS,
         *_CONTRACT,
-        *_SIGNATURE_ATTRS,
+        *SIGNATURE_ATTRS,
     ],
     regions=[
         RegionDef(
@@ -451,13 +450,13 @@ DECL = op(
         Symbol("callee", kind="func"),
         Declaration(),
         IsolatedFromAbove(),
-        SymbolUse("target", ("record",)),
+        TARGET_USE,
         PureWhen("purity", "pure"),
         RequiresAttr("import_symbol", "import_module"),
     ],
     format=[
-        OptionalGroup("visibility", Attr("visibility")),
-        OptionalGroup("retain", Kw("retain")),
+        VISIBILITY_FORMAT,
+        RETAIN_FORMAT,
         OptionalGroup("import_policy", Attr("import_policy")),
         OptionalGroup(
             "import_module",
@@ -468,10 +467,10 @@ DECL = op(
             ),
         ),
         OptionalGroup("import_metadata", Clause("import_metadata", Dictionary("import_metadata"))),
-        OptionalGroup("cc", Attr("cc")),
+        CALLING_CONVENTION_FORMAT,
         *_CALL_MODIFIER_FORMAT,
         *_CONTRACT_FORMAT,
-        *_signature_format("signature"),
+        *signature_format("signature"),
     ],
     builder="decl",
     examples=[
@@ -674,20 +673,12 @@ def _verify_call_indirect(op, ctx) -> list[Violation]:  # noqa: ANN001
 CALL_INDIRECT = op(
     "func.call.indirect",
     "Calls the function a function reference names (each workitem its own function).",
-    operands=[Operand("target", FUNC_REF), Operand("operands", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
+    operands=[Operand("target", FUNC_REF), _CALL_OPERANDS],
+    results=[RESULTS],
     traits=[MemoryEffect(reads=True, writes=True)],
     format=[
         Ref("target"),
-        Glue(),
-        Kw("("),
-        Refs("operands"),
-        Kw(")"),
-        Kw(":"),
-        Kw("("),
-        TypesOf("operands"),
-        Kw(")"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        *_CALL_SITE,
     ],
     builder="call_indirect",
     examples=[

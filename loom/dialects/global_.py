@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dialects.config import NAMES_REGION, TYPE_DOC, declared_type, literal_mismatch
+from loom.dialects._shapes import WHERE, WHERE_FORMAT
+from loom.dialects.config import (
+    DECLARED_TYPE,
+    DECLARED_TYPE_FORMAT,
+    NAMES_REGION,
+    declared_type,
+    literal_mismatch,
+)
 from loom.dsl import (
     ANY,
     Attr,
@@ -14,11 +21,9 @@ from loom.dsl import (
     CoResultType,
     Example,
     Kw,
-    LocalType,
     MemoryEffect,
     Operand,
     OptionalGroup,
-    PredicateList,
     Ref,
     Result,
     Symbol,
@@ -26,28 +31,16 @@ from loom.dsl import (
     SymbolUse,
     TypeOf,
     Violation,
+    named_values,
     op,
 )
-from loom.ir import INDEX, BufferType, ScalarType, ShapedType, Type, Value
+from loom.ir import INDEX, BufferType, ScalarType, ShapedType, Type
 from loom.ir.types import is_encoding_type
 
 GLOBAL_KIND = "global"
 """Symbol kind of value globals (constants and variables)."""
 RODATA_KIND = "rodata"
 """Symbol kind of read-only byte tables."""
-
-
-def named_values(t: Type) -> list[Value]:
-    """The declaration-local or co-result values a type names, first use first, each once."""
-    out: list[Value] = []
-    for d in getattr(t, "dims", ()):
-        v = getattr(d, "value", None)
-        if v is not None and all(v is not w for w in out):
-            out.append(v)
-    enc = getattr(t, "encoding", None)
-    if isinstance(enc, Value) and all(enc is not w for w in out):
-        out.append(enc)
-    return out
 
 
 def structural_mismatch(declared: Type, used: Type) -> str | None:
@@ -187,17 +180,16 @@ def _value_global(name: str, doc: str, examples: list[Example]) -> Any:
         doc,
         attrs=[
             AttrDef("symbol", AttrKind.SYMBOL),
-            AttrDef("type", AttrKind.TYPE_ARRAY, builder_keyword="results", doc=TYPE_DOC),
-            AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+            DECLARED_TYPE,
+            WHERE,
             AttrDef("initializer", AttrKind.LITERAL, optional=True),
         ],
         regions=[NAMES_REGION],
         traits=[Symbol("symbol", kind=GLOBAL_KIND)],
         format=[
             SymbolRef("symbol"),
-            Kw(":"),
-            LocalType("type", "locals"),
-            OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+            *DECLARED_TYPE_FORMAT,
+            WHERE_FORMAT,
             OptionalGroup("initializer", Kw("="), Attr("initializer")),
         ],
         examples=examples,

@@ -1,26 +1,27 @@
 """index: address-domain arithmetic on ``index`` (signed coordinates) and ``offset`` (bytes)."""
 
-from loom.dialects._shapes import INT_PREDICATE, binary_op, comparison_op, ternary_op, unary_op
+from loom.dialects._shapes import (
+    INT_PREDICATE,
+    assume_op,
+    binary_op,
+    comparison_op,
+    constant_op,
+    ternary_op,
+    unary_op,
+)
 from loom.dsl import (
     ADDRESS,
     INDEX_T,
     INTEGER_OR_ADDRESS,
     OFFSET_T,
-    Attr,
-    AttrDef,
-    AttrKind,
     Example,
     Kw,
     Operand,
-    PredicateList,
     Pure,
     Ref,
-    Refs,
     Result,
-    SameTypeAt,
     TypeConstraint,
     TypeOf,
-    TypesOf,
     Violation,
     op,
 )
@@ -72,17 +73,11 @@ def _verify_cast(op, ctx) -> list[Violation]:  # noqa: ANN001
     ]
 
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "index.constant",
     "An index or offset constant.",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", ADDRESS_T)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[
-        Example("%c = index.constant 512 : index"),
-        Example("%b = index.constant 0 : offset"),
-    ],
+    ADDRESS_T,
+    [Example("%c = index.constant 512 : index"), Example("%b = index.constant 0 : offset")],
     verifier=_verify_constant,
     verifier_cacheable=True,
 )
@@ -159,15 +154,12 @@ CMP = comparison_op(
     "%p = index.cmp ult, %i, %n : index",
 )
 
-ASSUME = op(
+ASSUME = assume_op(
     "index.assume",
     "Returns its operands unchanged, carrying facts about them.",
-    operands=[Operand("values", ADDRESS_T, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
-    results=[Result("results", ADDRESS_T, variadic=True)],
-    traits=[Pure(), SameTypeAt("values", "results")],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
-    examples=[
+    ADDRESS_T,
+    ADDRESS_T,
+    [
         Example("%n2 = index.assume %n [range(%n, 1, 4)] : index", "%n: index"),
         Example(
             "%a2, %b2 = index.assume %a, %b [mul(%a, 16), mul(%b, 64)] : index, offset",

@@ -4,7 +4,22 @@ subgroup/workgroup collectives, asynchronous transfers and host launch programs.
 from loom.dialects import _kernel_async as _async
 from loom.dialects import _kernel_collectives as _collectives
 from loom.dialects._memory import facts
-from loom.dialects._shapes import DIMENSION, MEMORY_SPACE, ORDERING, SCOPE
+from loom.dialects._shapes import (
+    DIMENSION,
+    LINKAGE,
+    MEMORY_SPACE,
+    ORDERING,
+    RETAIN,
+    RETAIN_FORMAT,
+    SCOPE,
+    SYNC_CLAUSE_FORMAT,
+    SYNC_FORMAT,
+    TARGET,
+    TARGET_FORMAT,
+    TARGET_USE,
+    WHERE,
+    WHERE_FORMAT,
+)
 from loom.dialects.encoding import is_dense_layout
 from loom.dsl import (
     BUFFER_T,
@@ -15,13 +30,11 @@ from loom.dsl import (
     ArgSource,
     Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
     BlockArgs,
     Clause,
     ControlFlow,
     Convergent,
-    EnumDef,
     Example,
     Glue,
     HasAncestor,
@@ -33,7 +46,6 @@ from loom.dsl import (
     OpDef,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     Ref,
     Refs,
@@ -68,23 +80,25 @@ def _verify_linkage(op, ctx) -> list[Violation]:  # noqa: ANN001
     return []
 
 
+_PLACEMENT = [RETAIN_FORMAT, TARGET_FORMAT]
+"""``retain target(@t)``: how every kernel symbol starts."""
 _ENTRY_PREFIX = [
-    OptionalGroup("retain", Kw("retain")),
-    OptionalGroup("target", Clause("target", SymbolRef("target"))),
+    *_PLACEMENT,
     OptionalGroup("export_symbol", Clause("export", Attr("export_symbol"))),
     OptionalGroup("export_linkage", Clause("linkage", Attr("export_linkage"))),
 ]
-_LINKAGE = EnumDef("linkage", ("default", "dso_local"))
+_KERNEL_TRAITS = [Symbol("callee", kind="kernel"), IsolatedFromAbove(), TARGET_USE]
+"""A kernel symbol: named by ``callee``, isolated, built for a target record."""
 
 
 def _entry_attrs() -> list[AttrDef]:
     return [
-        AttrDef("retain", AttrKind.UNIT, optional=True),
-        AttrDef("target", AttrKind.SYMBOL, optional=True),
+        RETAIN,
+        TARGET,
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
-        AttrDef("export_linkage", AttrKind.ENUM, optional=True, enum=_LINKAGE),
+        AttrDef("export_linkage", AttrKind.ENUM, optional=True, enum=LINKAGE),
         AttrDef("callee", AttrKind.SYMBOL),
-        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
+        WHERE,
     ]
 
 
@@ -110,11 +124,7 @@ KERNEL_DEF = op(
             doc="Device body; entry args are the launch arguments (cfg branches join blocks).",
         ),
     ],
-    traits=[
-        Symbol("callee", kind="kernel"),
-        IsolatedFromAbove(),
-        SymbolUse("target", ("record",)),
-    ],
+    traits=_KERNEL_TRAITS,
     format=[
         *_ENTRY_PREFIX,
         SymbolRef("callee"),
@@ -122,7 +132,7 @@ KERNEL_DEF = op(
         RegionRef("config"),
         Kw("launch"),
         BlockArgs("body"),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
         RegionRef("body"),
     ],
     examples=[
@@ -296,14 +306,8 @@ BARRIER = op(
         MemoryEffect(reads=True, writes=True),
     ],
     # upstream's corpora print the dictionary form; the newer clause form also parses
-    format=[TemplateParam("memory_space"), AttrDict()],
-    legacy_formats=[
-        [
-            TemplateParam("memory_space"),
-            Clause("scope", Attr("scope")),
-            Clause("ordering", Attr("ordering")),
-        ]
-    ],
+    format=SYNC_FORMAT,
+    legacy_formats=[SYNC_CLAUSE_FORMAT],
     examples=[Example("kernel.barrier<workgroup> {ordering = acq_rel, scope = workgroup}")],
     verifier=_verify_barrier,
     verifier_cacheable=True,
@@ -445,14 +449,14 @@ KERNEL_DECL = op(
         RegionDef("workload", arg_keyword="workload_args", **_SIGNATURE),
         RegionDef("launch", arg_keyword="launch_args", **_SIGNATURE),
     ],
-    traits=[Symbol("callee", kind="kernel"), IsolatedFromAbove(), SymbolUse("target", ("record",))],
+    traits=_KERNEL_TRAITS,
     format=[
         *_ENTRY_PREFIX,
         SymbolRef("callee"),
         BlockArgs("workload"),
         Kw("launch"),
         BlockArgs("launch"),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        WHERE_FORMAT,
     ],
     builder="decl",
     examples=[
@@ -464,22 +468,28 @@ KERNEL_DECL = op(
 ENTRY_DECL = op(
     "kernel.entry.decl",
     "An executable entry point defined elsewhere (no workload or config): dispatch it.",
-    attrs=[
-        AttrDef("retain", AttrKind.UNIT, optional=True),
-        AttrDef("target", AttrKind.SYMBOL, optional=True),
-        AttrDef("callee", AttrKind.SYMBOL),
-    ],
+    attrs=[RETAIN, TARGET, AttrDef("callee", AttrKind.SYMBOL)],
     regions=[RegionDef("launch", arg_keyword="launch_args", **_SIGNATURE)],
-    traits=[Symbol("callee", kind="kernel"), IsolatedFromAbove(), SymbolUse("target", ("record",))],
+    traits=_KERNEL_TRAITS,
     format=[
-        OptionalGroup("retain", Kw("retain")),
-        OptionalGroup("target", Clause("target", SymbolRef("target"))),
+        *_PLACEMENT,
         SymbolRef("callee"),
         BlockArgs("launch"),
     ],
     examples=[Example("kernel.entry.decl @entry(%out: buffer)", top_level=True)],
 )
 
+_HOST_LAUNCH_TRAITS = [
+    NoAncestor("kernel.def"),
+    SymbolUse("callee", ("kernel",)),
+    MemoryEffect(reads=True, writes=True),
+]
+"""A launch from host code of the kernel symbol ``callee``, complete before the next op."""
+_LAUNCH_ARGUMENTS = Operand("arguments", VALUE_TYPE, variadic=True)
+_ARGUMENTS_FORMAT = [Glue(), Kw("("), Refs("arguments"), Kw(")")]
+"""``(%a, %b)`` right after the callee and its workloads: the kernel's launch arguments."""
+_ARGUMENT_TYPES_FORMAT = [Kw("("), TypesOf("arguments"), Kw(")")]
+"""``(T, U)``: the types of the launch arguments."""
 _HOST_EXAMPLE = (
     "kernel.decl @fill(%n: index) launch(%n: index, %out: buffer)\n\n"
     "func.def @host(%n: index, %out: buffer) {\n"
@@ -544,26 +554,17 @@ LAUNCH = op(
     "with the arguments; complete before the next op.",
     operands=[
         Operand("workloads", VALUE_TYPE, variadic=True),
-        Operand("arguments", VALUE_TYPE, variadic=True),
+        _LAUNCH_ARGUMENTS,
     ],
     attrs=[AttrDef("callee", AttrKind.SYMBOL)],
-    traits=[
-        NoAncestor("kernel.def"),
-        SymbolUse("callee", ("kernel",)),
-        MemoryEffect(reads=True, writes=True),
-    ],
+    traits=_HOST_LAUNCH_TRAITS,
     format=[
         SymbolRef("callee"),
         OptionalGroup("workloads", Subscript("workloads")),
-        Glue(),
-        Kw("("),
-        Refs("arguments"),
-        Kw(")"),
+        *_ARGUMENTS_FORMAT,
         Kw(":"),
         OptionalGroup("workloads", Kw("["), TypesOf("workloads"), Kw("]"), Glue()),
-        Kw("("),
-        TypesOf("arguments"),
-        Kw(")"),
+        *_ARGUMENT_TYPES_FORMAT,
     ],
     examples=[
         Example(
@@ -626,31 +627,22 @@ DISPATCH = op(
     "one view<3xi32> read at dispatch time), optionally with a workgroup size.",
     operands=[
         Operand("workgroup_counts", VALUE_TYPE, variadic=True),
-        Operand("arguments", VALUE_TYPE, variadic=True),
+        _LAUNCH_ARGUMENTS,
         Operand("workgroup_size", INDEX_T, variadic=True),
     ],
     attrs=[AttrDef("callee", AttrKind.SYMBOL)],
-    traits=[
-        NoAncestor("kernel.def"),
-        SymbolUse("callee", ("kernel",)),
-        MemoryEffect(reads=True, writes=True),
-    ],
+    traits=_HOST_LAUNCH_TRAITS,
     format=[
         SymbolRef("callee"),
         Subscript("workgroup_counts"),
-        Glue(),
-        Kw("("),
-        Refs("arguments"),
-        Kw(")"),
+        *_ARGUMENTS_FORMAT,
         OptionalGroup("workgroup_size", Clause("workgroup_size", Refs("workgroup_size"))),
         Kw(":"),
         Kw("["),
         TypesOf("workgroup_counts"),
         Kw("]"),
         Glue(),
-        Kw("("),
-        TypesOf("arguments"),
-        Kw(")"),
+        *_ARGUMENT_TYPES_FORMAT,
     ],
     examples=[
         Example(

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.dialects._shapes import MEMORY_SPACE, ORDERING, SCOPE
-from loom.dialects.view import _index_count, retype_problems
+from loom.dialects._shapes import (
+    MEMORY_SPACE,
+    ORDERING,
+    PREDICATED_FORMAT,
+    PREDICATES,
+    SCOPE,
+    SYNC_CLAUSE_FORMAT,
+    SYNC_FORMAT,
+)
+from loom.dialects.view import (
+    ELEMENT_OPERANDS,
+    ELEMENT_READ,
+    STATIC_INDICES,
+    _index_count,
+    retype_problems,
+)
 from loom.dsl import (
     ANY,
-    INDEX_T,
     VIEW,
-    Attr,
     AttrDef,
-    AttrDict,
     AttrKind,
-    Clause,
     EnumDef,
     Example,
-    IndexList,
     Kw,
     MemoryEffect,
     Operand,
@@ -246,25 +255,17 @@ def _verify_layout(op: Any, ctx: Any) -> list[Violation]:
     return retype_problems(st, rt, layout_kept)
 
 
-_VIEW_OPERANDS = [Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)]
-_STATIC_INDICES = AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True)
-_ACCESS_FORMAT = [
-    TemplateParam("kind"),
-    Ref("view"),
-    IndexList("indices", "static_indices"),
-    AttrDict(),
-    Kw(":"),
-    TypeOf("view"),
-]
+_ACCESS_FORMAT = [TemplateParam("kind"), *ELEMENT_READ]
+"""``<kind> %v[%i] {attrs} : view<...>``: the kind of an access and the element it reaches."""
 
 ASSERT_ACCESS = op(
     "sanitizer.assert.access",
     "Asserts that the box from the index (static_extents elements per dimension, default one) "
     "lies inside the view, and that the view's layout maps it inside the buffer.",
-    operands=_VIEW_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),
-        _STATIC_INDICES,
+        STATIC_INDICES,
         AttrDef("static_extents", AttrKind.I64_ARRAY, optional=True),
     ],
     traits=[_EFFECTS],
@@ -280,14 +281,19 @@ ASSERT_ACCESS = op(
     verifier_cacheable=True,
 )
 
+_PREDICATED = dict(
+    operands=[Operand("values", ANY, variadic=True)],
+    attrs=[PREDICATES],
+)
+"""Values and the ``[...]`` predicates asserted on them."""
+
 ASSERT_VALUE = op(
     "sanitizer.assert.value",
     "Asserts the predicates on its values and returns them unchanged.",
-    operands=[Operand("values", ANY, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
+    **_PREDICATED,
     results=[Result("results", ANY, variadic=True)],
     traits=[_EFFECTS],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
+    format=PREDICATED_FORMAT,
     builder="value",
     examples=[
         Example(
@@ -305,8 +311,7 @@ ASSERT_VALUE = op(
 ASSERT_OP = op(
     "sanitizer.assert.op",
     "Asserts an operation's contract on its operands (a non-zero divisor, a shift in range).",
-    operands=[Operand("values", ANY, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
+    **_PREDICATED,
     traits=[_EFFECTS],
     format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("values")],
     builder="op",
@@ -336,13 +341,13 @@ ASSERT_LAYOUT = op(
 RACE_ACCESS = op(
     "sanitizer.race.access",
     "Tells the race detector about an element access (an observed write leaves memory alone).",
-    operands=_VIEW_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),
         AttrDef("atomic", AttrKind.BOOL, optional=True, default=False),
         AttrDef("ordering", AttrKind.ENUM, enum=ORDERING, optional=True),
         AttrDef("scope", AttrKind.ENUM, enum=SCOPE, optional=True),
-        _STATIC_INDICES,
+        STATIC_INDICES,
     ],
     traits=[_EFFECTS],
     format=_ACCESS_FORMAT,
@@ -368,14 +373,8 @@ RACE_SYNC = op(
         AttrDef("scope", AttrKind.ENUM, enum=SCOPE),
     ],
     traits=[_EFFECTS],
-    format=[TemplateParam("memory_space"), AttrDict()],
-    legacy_formats=[
-        [
-            TemplateParam("memory_space"),
-            Clause("scope", Attr("scope")),
-            Clause("ordering", Attr("ordering")),
-        ]
-    ],
+    format=SYNC_FORMAT,
+    legacy_formats=[SYNC_CLAUSE_FORMAT],
     builder="sync",
     examples=[Example("sanitizer.race.sync<workgroup> {ordering = acq_rel, scope = workgroup}")],
     verifier=_verify_race_sync,
@@ -386,10 +385,10 @@ ASSERT_ACCESSES = op(
     "sanitizer.assert.accesses",
     "Asserts static_count boxes inside the view (and, under its layout, the buffer): box k "
     "starts at the index plus k times static_strides.",
-    operands=_VIEW_OPERANDS,
+    operands=ELEMENT_OPERANDS,
     attrs=[
         AttrDef("kind", AttrKind.ENUM, enum=ACCESS_KIND),
-        _STATIC_INDICES,
+        STATIC_INDICES,
         AttrDef("static_extents", AttrKind.I64_ARRAY),
         AttrDef("static_strides", AttrKind.I64_ARRAY),
         AttrDef("static_count", AttrKind.INT),

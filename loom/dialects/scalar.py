@@ -5,9 +5,11 @@ from loom.dialects._shapes import (
     FLOAT_PREDICATE,
     INT_PREDICATE,
     OVERFLOW,
+    assume_op,
     binary_op,
     cast_op,
     comparison_op,
+    constant_op,
     flags_attr,
     ternary_op,
     unary_op,
@@ -31,18 +33,14 @@ from loom.dsl import (
     OpDef,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     Ref,
-    Refs,
     Result,
     SameType,
-    SameTypeAt,
     Symbol,
     Terminator,
     TypeConstraint,
     TypeOf,
-    TypesOf,
     Violation,
     op,
 )
@@ -95,14 +93,11 @@ def _verify_constant(op, ctx) -> list[Violation]:  # noqa: ANN001
     return constant_payload_violations(op.attributes.get("value"), t)
 
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "scalar.constant",
     "An integer or float constant (ints and bools for integer types, floats for float types).",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", PAYLOAD_FOR_CONSTANT)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[
+    PAYLOAD_FOR_CONSTANT,
+    [
         Example("%c = scalar.constant 42 : i32"),
         Example("%h = scalar.constant 0.5 : f32"),
         Example("%t = scalar.constant true : i1"),
@@ -645,15 +640,12 @@ PAYLOAD_FOR_ASSUME = TypeConstraint(
 )
 
 
-ASSUME = op(
+ASSUME = assume_op(
     "scalar.assume",
     "Returns its operands unchanged, carrying promised facts about them.",
-    operands=[Operand("values", PAYLOAD_FOR_ASSUME, variadic=True)],
-    attrs=[AttrDef("predicates", AttrKind.PREDICATES)],
-    results=[Result("results", NUMERIC, variadic=True)],
-    traits=[Pure(), SameTypeAt("values", "results")],
-    format=[Refs("values"), PredicateList("predicates"), Kw(":"), TypesOf("results")],
-    examples=[
+    PAYLOAD_FOR_ASSUME,
+    NUMERIC,
+    [
         Example("%n2 = scalar.assume %n [range(%n, 0, 255)] : i32", "%n: i32"),
         Example(
             "%a2, %x2 = scalar.assume %a, %x [mul(%a, 4), finite(%x)] : i64, f32",

@@ -1,5 +1,8 @@
 """scf: structured control flow (counted loops, conditionals, while loops, select)."""
 
+from typing import Any
+
+from loom.dialects._shapes import RESULTS, RESULTS_FORMAT
 from loom.dsl import (
     ADDRESS,
     ANY,
@@ -38,6 +41,14 @@ from loom.dsl import (
     Violation,
     op,
 )
+
+
+def _region(name: str, **kw: Any) -> RegionDef:
+    """A structured-control region: it ends in scf.yield, elided in text when it yields nothing."""
+    return RegionDef(name, terminator="scf.yield", implicit_terminator=True, **kw)
+
+
+_CASE_KEYS = AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys")
 
 
 def _verify_for(op, ctx) -> list[Violation]:  # noqa: ANN001
@@ -97,7 +108,7 @@ FOR = op(
             doc="register-residency floor for the compiler (a policy; no effect on results)",
         ),
     ],
-    results=[Result("results", ANY, variadic=True)],
+    results=[RESULTS],
     attrs=[
         AttrDef("unroll_policy", AttrKind.UNIT, optional=True),
         AttrDef(
@@ -115,10 +126,8 @@ FOR = op(
         ),
     ],
     regions=[
-        RegionDef(
+        _region(
             "body",
-            terminator="scf.yield",
-            implicit_terminator=True,
             arg_source=ArgSource.DERIVED,
             derived_from=("~lower_bound", "iter_args"),
             yields="results",
@@ -140,7 +149,7 @@ FOR = op(
         Ref("step"),
         Kw("]"),
         BindingList("iter_args", "body", skip=1),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RESULTS_FORMAT,
         OptionalGroup("unroll_factor", Clause("unroll", Ref("unroll_factor"))),
         OptionalGroup("unroll_policy", Kw("unroll")),
         OptionalGroup("unroll_schedule", Clause("schedule", Attr("unroll_schedule"))),
@@ -180,15 +189,11 @@ IF = op(
     "scf.if",
     "Runs then_region when the condition holds, else_region otherwise; yields the results.",
     operands=[Operand("condition", I1_T)],
-    results=[Result("results", ANY, variadic=True)],
+    results=[RESULTS],
     regions=[
-        RegionDef(
-            "then_region", terminator="scf.yield", implicit_terminator=True, yields="results"
-        ),
-        RegionDef(
+        _region("then_region", yields="results"),
+        _region(
             "else_region",
-            terminator="scf.yield",
-            implicit_terminator=True,
             optional=True,
             yields="results",
         ),
@@ -196,7 +201,7 @@ IF = op(
     traits=[ControlFlow("region_selector", ("condition",))],
     format=[
         Ref("condition"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RESULTS_FORMAT,
         RegionRef("then_region"),
         OptionalGroup("else_region", Kw("else"), RegionRef("else_region")),
     ],
@@ -252,19 +257,12 @@ SWITCH = op(
     "Runs the case region whose key equals the selector, else the default region; "
     "yields the results.",
     operands=[Operand("selector", INDEX_T)],
-    results=[Result("results", ANY, variadic=True)],
-    attrs=[AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys")],
+    results=[RESULTS],
+    attrs=[_CASE_KEYS],
     regions=[
-        RegionDef(
-            "default_region",
-            terminator="scf.yield",
-            implicit_terminator=True,
-            doc="runs when no case key equals the selector",
-        ),
-        RegionDef(
+        _region("default_region", doc="runs when no case key equals the selector"),
+        _region(
             "case_regions",
-            terminator="scf.yield",
-            implicit_terminator=True,
             variadic=True,
             doc="one region per case key, in key order",
         ),
@@ -272,7 +270,7 @@ SWITCH = op(
     traits=[ControlFlow("region_selector", ("selector",))],
     format=[
         Ref("selector"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RESULTS_FORMAT,
         RegionTable("case_keys", "case_regions", "default_region"),
     ],
     builder="switch",
@@ -347,8 +345,8 @@ LOOKUP = op(
         Operand("selector", INDEX_T),
         Operand("values", ANY, variadic=True, doc="the case rows in key order, then the default"),
     ],
-    results=[Result("results", ANY, variadic=True)],
-    attrs=[AttrDef("case_keys", AttrKind.I64_ARRAY, doc="strictly increasing case keys")],
+    results=[RESULTS],
+    attrs=[_CASE_KEYS],
     traits=[Pure()],
     format=[
         Ref("selector"),
@@ -409,7 +407,7 @@ WHILE = op(
     "scf.while",
     "Runs before; scf.condition decides whether after runs and what it receives.",
     operands=[Operand("iter_args", ANY, variadic=True)],
-    results=[Result("results", ANY, variadic=True)],
+    results=[RESULTS],
     regions=[
         RegionDef(
             "before",
@@ -429,7 +427,7 @@ WHILE = op(
     traits=[ControlFlow("loop_condition", terminator_operand="condition")],
     format=[
         BindingList("iter_args", "before"),
-        OptionalGroup("results", Kw("->"), ResultTypeList("results")),
+        RESULTS_FORMAT,
         RegionRef("before"),
         Kw("do"),
         BlockArgs("after", omit_empty=True),

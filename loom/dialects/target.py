@@ -1,5 +1,6 @@
 """target: target records (symbol-defining ops that describe where kernels run)."""
 
+from loom.dialects._shapes import ABI, LINKAGE
 from loom.dsl import (
     INDEX_T,
     AttrDef,
@@ -60,30 +61,9 @@ TARGET_GENERIC = op(
         ),
         AttrDef("artifact_format", AttrKind.STRING, optional=True),
         *(AttrDef(name, AttrKind.INT, optional=True) for name in _INT_OVERRIDES),
-        AttrDef(
-            "abi",
-            AttrKind.ENUM,
-            optional=True,
-            enum=EnumDef(
-                "abi",
-                (
-                    "unknown",
-                    "object_function",
-                    "hal_kernel",
-                    "vm_module_function",
-                    "shader_entry_point",
-                    "wasm_function",
-                    "command_program",
-                ),
-            ),
-        ),
+        AttrDef("abi", AttrKind.ENUM, optional=True, enum=ABI),
         AttrDef("export_symbol", AttrKind.STRING, optional=True),
-        AttrDef(
-            "linkage",
-            AttrKind.ENUM,
-            optional=True,
-            enum=EnumDef("linkage", ("default", "dso_local")),
-        ),
+        AttrDef("linkage", AttrKind.ENUM, optional=True, enum=LINKAGE),
         AttrDef("contract_set_key", AttrKind.STRING, optional=True),
     ],
     traits=[Symbol("symbol", kind="record")],

@@ -2,7 +2,15 @@
 
 from typing import Any
 
+from loom.dialects._shapes import (
+    CALLING_CONVENTION,
+    CALLING_CONVENTION_FORMAT,
+    VISIBILITY,
+    VISIBILITY_FORMAT,
+    constant_op,
+)
 from loom.dialects.config import literal_mismatch
+from loom.dialects.func import SIGNATURE_ATTRS, signature_format
 from loom.dialects.target import TARGET_GENERIC
 from loom.dsl import (
     ANY,
@@ -12,7 +20,6 @@ from loom.dsl import (
     SCALAR,
     VIEW,
     ArgSource,
-    Attr,
     AttrDef,
     AttrDict,
     AttrKind,
@@ -24,14 +31,12 @@ from loom.dsl import (
     Kw,
     Operand,
     OptionalGroup,
-    PredicateList,
     Pure,
     Ref,
     Refs,
     RegionDef,
     RegionRef,
     Result,
-    ResultTypeList,
     SameType,
     Symbol,
     SymbolRef,
@@ -98,52 +103,35 @@ _CONSTANT_RESULT = TypeConstraint(
     ),
 )
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "test.constant",
     "A constant for tests: a scalar, or every element of a shaped result.",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", _CONSTANT_RESULT)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
+    _CONSTANT_RESULT,
+    [Example("%c = test.constant 42 : i32")],
     builder="constant",
-    examples=[Example("%c = test.constant 42 : i32")],
     verifier=_verify_constant,
 )
+
+
+def _body(**kw: Any) -> RegionDef:
+    """A test function's body: its entry args are the signature; it ends in test.yield."""
+    return RegionDef(
+        "body", terminator="test.yield", arg_source=ArgSource.VALUES, arg_keyword="args", **kw
+    )
+
+
+_FUNC_TRAITS = [Symbol("callee", kind="func"), IsolatedFromAbove()]
 
 FUNC = op(
     "test.func",
     "A function-like op for toolchain tests; its body ends in test.yield.",
-    attrs=[
-        AttrDef(
-            "visibility", AttrKind.ENUM, enum=EnumDef("visibility", ("public",)), optional=True
-        ),
-        AttrDef(
-            "cc",
-            AttrKind.ENUM,
-            optional=True,
-            enum=EnumDef("cc", ("host", "device", "initializer", "deinitializer")),
-        ),
-        AttrDef("callee", AttrKind.SYMBOL),
-        AttrDef("result_types", AttrKind.TYPE_ARRAY, optional=True, builder_keyword="results"),
-        AttrDef("predicates", AttrKind.PREDICATES, optional=True),
-    ],
-    regions=[
-        RegionDef(
-            "body",
-            terminator="test.yield",
-            arg_source=ArgSource.VALUES,
-            arg_keyword="args",
-            yields="result_types",
-        )
-    ],
-    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    attrs=[VISIBILITY, CALLING_CONVENTION, *SIGNATURE_ATTRS],
+    regions=[_body(yields="result_types")],
+    traits=_FUNC_TRAITS,
     format=[
-        OptionalGroup("visibility", Attr("visibility")),
-        OptionalGroup("cc", Attr("cc")),
-        SymbolRef("callee"),
-        BlockArgs("body"),
-        OptionalGroup("result_types", Kw("->"), ResultTypeList("result_types")),
-        OptionalGroup("predicates", Kw("where"), PredicateList("predicates")),
+        VISIBILITY_FORMAT,
+        CALLING_CONVENTION_FORMAT,
+        *signature_format("body"),
         RegionRef("body"),
     ],
     builder="func",
@@ -173,13 +161,7 @@ SPLIT_FUNC = op(
     "arguments, the launch region its own copies of them (same names and types).",
     attrs=[AttrDef("callee", AttrKind.SYMBOL)],
     regions=[
-        RegionDef(
-            "body",
-            terminator="test.yield",
-            arg_source=ArgSource.VALUES,
-            arg_keyword="args",
-            doc="Function body; its entry args are the signature.",
-        ),
+        _body(doc="Function body; its entry args are the signature."),
         RegionDef(
             "launch",
             terminator="test.yield",
@@ -188,7 +170,7 @@ SPLIT_FUNC = op(
             doc="Side region; its entry args are fresh values projected from the signature.",
         ),
     ],
-    traits=[Symbol("callee", kind="func"), IsolatedFromAbove()],
+    traits=_FUNC_TRAITS,
     format=[
         SymbolRef("callee"),
         BlockArgs("body"),

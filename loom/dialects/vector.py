@@ -5,12 +5,10 @@ vector dialect (lane-wise arithmetic, shuffles, contractions) is outside the ker
 language. The reference interpreter holds scalar lane values, so these ops print, parse, verify
 and round-trip but do not execute."""
 
+from loom.dialects._shapes import constant_op
 from loom.dialects.scalar import constant_payload_violations
 from loom.dsl import (
     SCALAR,
-    Attr,
-    AttrDef,
-    AttrKind,
     Example,
     Kw,
     Operand,
@@ -52,15 +50,12 @@ def _verify_splat(op, ctx) -> list[Violation]:  # noqa: ANN001
     ]
 
 
-CONSTANT = op(
+CONSTANT = constant_op(
     "vector.constant",
     "A vector whose every lane holds the same constant; the result type gives the shape and the "
     "element type that the payload must fit.",
-    attrs=[AttrDef("value", AttrKind.NUMBER)],
-    results=[Result("result", VECTOR_T)],
-    traits=[Pure()],
-    format=[Attr("value"), Kw(":"), TypeOf("result")],
-    examples=[
+    VECTOR_T,
+    [
         Example("%zeros = vector.constant 0.0 : vector<4xf32>"),
         Example("%mask = vector.constant false : vector<16xi1>"),
     ],

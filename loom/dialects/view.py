@@ -131,29 +131,39 @@ def _verify_subview(op, ctx) -> list[Violation]:  # noqa: ANN001
     return problems
 
 
+STATIC_INDICES = AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True)
+"""The static entries of an element's index (``DYNAMIC_INDEX`` where an operand stands)."""
 _CACHE_ATTRS = [
     AttrDef("memory_flags", AttrKind.FLAGS, flags=MEMORY_FLAGS, optional=True),
-    AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+    STATIC_INDICES,
     *cache_attrs(),
 ]
+ELEMENT_OPERANDS = [Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)]
+"""The view and the full-rank index of the element an access reaches."""
+_ELEMENT_AT = [Ref("view"), IndexList("indices", "static_indices")]
+"""``%v[%i, 0]``: the element an access reaches."""
+ELEMENT_READ = [*_ELEMENT_AT, AttrDict(), Kw(":"), TypeOf("view")]
+"""``%v[%i] {attrs} : view<...>``: the element a read reaches."""
+_WRITE = [
+    Ref("value"),
+    Kw(","),
+    *_ELEMENT_AT,
+    AttrDict(),
+    Kw(":"),
+    TypeOf("value"),
+    Kw(","),
+    TypeOf("view"),
+]
+"""``%x, %v[%i] {attrs} : T, view<...>``: the value a write puts at an element."""
 
 LOAD = op(
     "view.load",
     "Reads one element at a full-rank logical index.",
-    operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
+    operands=ELEMENT_OPERANDS,
     attrs=_CACHE_ATTRS,
     results=[Result("result", SCALAR)],
     traits=[MemoryEffect(reads=True)],
-    format=[
-        Flags("memory_flags"),
-        Ref("view"),
-        IndexList("indices", "static_indices"),
-        AttrDict(),
-        Kw(":"),
-        TypeOf("view"),
-        Kw("->"),
-        TypeOf("result"),
-    ],
+    format=[Flags("memory_flags"), *ELEMENT_READ, Kw("->"), TypeOf("result")],
     examples=[
         Example(
             "%x = view.load %v[%i] : view<[%n]xf32> -> f32",
@@ -168,25 +178,10 @@ LOAD = op(
 STORE = op(
     "view.store",
     "Writes one element at a full-rank logical index.",
-    operands=[
-        Operand("value", SCALAR),
-        Operand("view", VIEW),
-        Operand("indices", INDEX_T, variadic=True),
-    ],
+    operands=[Operand("value", SCALAR), *ELEMENT_OPERANDS],
     attrs=_CACHE_ATTRS,
     traits=[MemoryEffect(writes=True)],
-    format=[
-        Flags("memory_flags"),
-        Ref("value"),
-        Kw(","),
-        Ref("view"),
-        IndexList("indices", "static_indices"),
-        AttrDict(),
-        Kw(":"),
-        TypeOf("value"),
-        Kw(","),
-        TypeOf("view"),
-    ],
+    format=[Flags("memory_flags"), *_WRITE],
     examples=[
         Example("view.store %x, %v[%i] : f32, view<16xf32>", "%x: f32, %i: index, %v: view<16xf32>")
     ],
@@ -347,31 +342,26 @@ def _verify_rmw(reduce: bool):  # noqa: ANN202
     return check
 
 
+def _atomic_enum(name: str, enum: EnumDef) -> AttrDef:
+    """A required ordering or scope of an atomic access."""
+    return AttrDef(name, AttrKind.ENUM, enum=enum, missing_code=_ATOMIC_MISSING)
+
+
+_ATOMIC_SCOPE = _atomic_enum("scope", SCOPE)
+
+
+def _atomic_access_attrs(ordering: EnumDef) -> list[AttrDef]:
+    """An atomic access's index, cache and memory-model attributes (orderings from ``ordering``)."""
+    return [STATIC_INDICES, *cache_attrs(), _atomic_enum("ordering", ordering), _ATOMIC_SCOPE]
+
+
 _ATOMIC_ATTRS = [
     AttrDef("kind", AttrKind.ENUM, enum=ATOMIC_KIND),
     AttrDef("memory_flags", AttrKind.FLAGS, flags=ATOMIC_FLAGS, optional=True),
-    AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
-    *cache_attrs(),
-    AttrDef("ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
-    AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
+    *_atomic_access_attrs(ORDERING),
 ]
-_ATOMIC_HEAD = [
-    TemplateFlags("kind", "memory_flags"),
-    Ref("value"),
-    Kw(","),
-    Ref("view"),
-    IndexList("indices", "static_indices"),
-    AttrDict(),
-    Kw(":"),
-    TypeOf("value"),
-    Kw(","),
-    TypeOf("view"),
-]
-_ATOMIC_OPERANDS = [
-    Operand("value", BYTE_SCALAR),
-    Operand("view", VIEW),
-    Operand("indices", INDEX_T, variadic=True),
-]
+_ATOMIC_HEAD = [TemplateFlags("kind", "memory_flags"), *_WRITE]
+_ATOMIC_OPERANDS = [Operand("value", BYTE_SCALAR), *ELEMENT_OPERANDS]
 _AT = "%x: i32, %i: index, %v: view<16xi32>"
 
 ATOMIC_REDUCE = op(
@@ -462,15 +452,14 @@ CMPXCHG = op(
     operands=[
         Operand("expected", BYTE_SCALAR),
         Operand("replacement", BYTE_SCALAR),
-        Operand("view", VIEW),
-        Operand("indices", INDEX_T, variadic=True),
+        *ELEMENT_OPERANDS,
     ],
     attrs=[
-        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        STATIC_INDICES,
         *cache_attrs(),
-        AttrDef("failure_ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
-        AttrDef("success_ordering", AttrKind.ENUM, enum=ORDERING, missing_code=_ATOMIC_MISSING),
+        _atomic_enum("failure_ordering", ORDERING),
+        _ATOMIC_SCOPE,
+        _atomic_enum("success_ordering", ORDERING),
     ],
     results=[Result("result", BYTE_SCALAR)],
     traits=[
@@ -482,8 +471,7 @@ CMPXCHG = op(
         Kw(","),
         Ref("replacement"),
         Kw(","),
-        Ref("view"),
-        IndexList("indices", "static_indices"),
+        *_ELEMENT_AT,
         AttrDict(),
         Kw(":"),
         TypeOf("result"),
@@ -507,19 +495,13 @@ CMPXCHG = op(
 PREFETCH = op(
     "view.prefetch",
     "A hint that an element will soon be read or written; no effect on memory, never faults.",
-    operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
+    operands=ELEMENT_OPERANDS,
     attrs=[
-        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
+        STATIC_INDICES,
         AttrDef("intent", AttrKind.ENUM, enum=PREFETCH_INTENT),
         AttrDef("locality", AttrKind.ENUM, enum=PREFETCH_LOCALITY),
     ],
-    format=[
-        Ref("view"),
-        IndexList("indices", "static_indices"),
-        AttrDict(),
-        Kw(":"),
-        TypeOf("view"),
-    ],
+    format=ELEMENT_READ,
     examples=[
         Example(
             "view.prefetch %v[%i] {intent = read, locality = l2} : view<16xf32>",
@@ -538,24 +520,11 @@ def _verify_atomic_access(op, ctx) -> list[Violation]:  # noqa: ANN001
 ATOMIC_LOAD = op(
     "view.atomic.load",
     "An indivisible read of one element with an ordering at a scope (never merged or removed).",
-    operands=[Operand("view", VIEW), Operand("indices", INDEX_T, variadic=True)],
-    attrs=[
-        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
-        *cache_attrs(),
-        AttrDef("ordering", AttrKind.ENUM, enum=LOAD_ORDERING, missing_code=_ATOMIC_MISSING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
-    ],
+    operands=ELEMENT_OPERANDS,
+    attrs=_atomic_access_attrs(LOAD_ORDERING),
     results=[Result("result", BYTE_SCALAR)],
     traits=[MemoryEffect(reads=True)],
-    format=[
-        Ref("view"),
-        IndexList("indices", "static_indices"),
-        AttrDict(),
-        Kw(":"),
-        TypeOf("view"),
-        Kw("->"),
-        TypeOf("result"),
-    ],
+    format=[*ELEMENT_READ, Kw("->"), TypeOf("result")],
     builder="atomic_load",
     examples=[
         Example(
@@ -570,29 +539,10 @@ ATOMIC_LOAD = op(
 ATOMIC_STORE = op(
     "view.atomic.store",
     "An indivisible write of one element with an ordering at a scope.",
-    operands=[
-        Operand("value", BYTE_SCALAR),
-        Operand("view", VIEW),
-        Operand("indices", INDEX_T, variadic=True),
-    ],
-    attrs=[
-        AttrDef("static_indices", AttrKind.I64_ARRAY, optional=True),
-        *cache_attrs(),
-        AttrDef("ordering", AttrKind.ENUM, enum=STORE_ORDERING, missing_code=_ATOMIC_MISSING),
-        AttrDef("scope", AttrKind.ENUM, enum=SCOPE, missing_code=_ATOMIC_MISSING),
-    ],
+    operands=_ATOMIC_OPERANDS,
+    attrs=_atomic_access_attrs(STORE_ORDERING),
     traits=[MemoryEffect(writes=True)],
-    format=[
-        Ref("value"),
-        Kw(","),
-        Ref("view"),
-        IndexList("indices", "static_indices"),
-        AttrDict(),
-        Kw(":"),
-        TypeOf("value"),
-        Kw(","),
-        TypeOf("view"),
-    ],
+    format=_WRITE,
     builder="atomic_store",
     examples=[
         Example(

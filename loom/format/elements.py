@@ -633,8 +633,9 @@ class ResultTypeList(FormatElement):
             g.token(expr=text)
 
 
-def _named_values(t: Any) -> list[Value]:
-    """The values a type names (dynamic extents, then an SSA layout), first use first, once."""
+def named_values(t: Any) -> list[Value]:
+    """The values a type names (dynamic extents, then an SSA layout), first use first, each
+    once: a declaration's local names, or the co-results that ``CoResultType`` spells."""
     out: list[Value] = []
     for d in getattr(t, "dims", ()):
         v = getattr(d, "value", None)
@@ -691,7 +692,7 @@ class LocalType(FormatElement):
             raise c.error(f"'{c.decl.name}' needs exactly one type in '{self.field}'")
         t = types[0]
         args = c.region_args(self.region)
-        named = _named_values(t)
+        named = named_values(t)
         if args and all(args[-1] is not v for v in named):
             c.tokens.append(c.name(args[-1]) + ":")
         c.tokens.append(c.type(t))
@@ -819,7 +820,7 @@ class CoResultType(FormatElement):
         first type names each further result once, in order; extents are ``index``."""
         if not types:
             return "needs at least one result (the loaded value)"
-        named = _named_values(types[0])
+        named = named_values(types[0])
         if len(types) != 1 + len(named):
             return (
                 f"takes {1 + len(named)} results: the value and one per name its type "
@@ -841,7 +842,7 @@ class CoResultType(FormatElement):
         if not results:
             return
         t = results[0].type
-        named = _named_values(t)
+        named = named_values(t)
         if not named:
             return
         swap = {id(a): b for a, b in zip(named, results[1:])}
