@@ -41,7 +41,7 @@ from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import run_cfg
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_functions, bind_scalar
-from loom.interp.memory import Buf
+from loom.interp.memory import Buf, Gathered
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
 from loom.ir import Module
@@ -414,6 +414,16 @@ class BaseContext:
         """The mask after lanes exited."""
         return mask
 
+    def per_shape(self, key: Any, make: Any) -> Any:
+        """``make()``: a lane value that depends only on the shape of the running lanes (the
+        grid engine builds it once per chunk shape and reuses it, read-only)."""
+        return make()
+
+    def masked_lanes(self) -> np.ndarray | None:
+        """Indices of the active lanes while a run mask holds (only the grid engine, whose
+        element accesses then work on those lanes only), else None."""
+        return None
+
     def out_array(self, step: Any, dtype: np.dtype) -> np.ndarray | None:
         """A recycled array for ``step``'s result (only the grid engine recycles)."""
         return None
@@ -563,6 +573,7 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._lanes_cache: tuple | None = None
         self._box_cache: tuple | None = None
         self._guards: dict[int, tuple] = {}
         """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
@@ -638,6 +649,9 @@ class GridContext(BaseContext):
             if isinstance(v, np.ndarray):
                 v.flags.writeable = False
         return v
+
+    def per_shape(self, key: Any, make: Any) -> Any:
+        return self._per_shape(("per-shape", key), make)
 
     def lane_items(self) -> np.ndarray:
         """Global flat workitem id of every lane."""
@@ -916,6 +930,24 @@ class GridContext(BaseContext):
         if self.mask is None:
             return list(range(self.n))
         return [int(i) for i in np.flatnonzero(self.mask)]
+
+    def masked_lanes(self) -> np.ndarray | None:
+        m = self.mask
+        if type(m) is not np.ndarray or not FAST_PATHS:
+            return None
+        return self.mask_lanes()
+
+    def mask_lanes(self) -> np.ndarray:
+        """``np.flatnonzero`` of the run mask (cached per mask; every lane when there is none)."""
+        m = self.mask
+        if m is None:
+            return np.arange(self.n, dtype=np.int64)
+        cached = self._lanes_cache
+        if cached is not None and cached[0] is m:
+            return cached[1]
+        lanes = np.flatnonzero(m)
+        self._lanes_cache = (m, lanes)
+        return lanes
 
     def active_range(self) -> tuple[int, int] | None:
         """(lo, hi) when the active lanes are exactly lanes lo..hi-1."""
@@ -1344,12 +1376,15 @@ class GridContext(BaseContext):
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
     ) -> tuple:
-        if addr is None:
-            addr = contig + np.arange(self.n, dtype=np.int64) * size
-        lanes = (
-            np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
-        )
-        a = addr[lanes] if np.ndim(addr) else addr
+        if type(addr) is Gathered and addr.mask is not self.mask:
+            addr = addr.expand(self.n)
+        if type(addr) is Gathered:
+            lanes, a = addr.lanes, addr.values
+        else:
+            if addr is None:
+                addr = contig + np.arange(self.n, dtype=np.int64) * size
+            lanes = self.mask_lanes()
+            a = addr[lanes] if np.ndim(addr) else addr
         # ``a + size > length`` would wrap around for addresses near 2^63
         bad = (a < 0) | (a > buf.length - size)
         if np.any(bad):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from loom.interp import affine as A
-from loom.interp.memory import View
+from loom.interp.memory import Gathered, View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
 from loom.interp.semantics import semantics
 from loom.interp.semantics._combine import COMBINE
@@ -45,6 +45,11 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
                 _out_of_bounds(ctx, step, view, idx, True)
             elem += i * s
         return base + elem * view.size, None
+    lanes = ctx.masked_lanes() if any(type(i) is np.ndarray for i in idx) else None
+    if lanes is not None:
+        addr = _gathered_address(view, idx, lanes)
+        if addr is not None:
+            return Gathered(ctx.mask, lanes, addr), None
     bad: Any = False
     for i, d in zip(idx, view.dims):
         bad = bad | (i < 0) | (i >= d)
@@ -54,6 +59,24 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
     for i, s in zip(idx, view.strides):
         elem = elem + i * s
     return view.base + elem * view.size, None
+
+
+def _gathered_address(view: View, idx: list, lanes: np.ndarray) -> Any:
+    """The byte addresses of the active ``lanes`` only (a mask: the other lanes' addresses are
+    never used), or None when one is out of bounds (the full computation then reports it)."""
+
+    def pick(v: Any) -> Any:
+        return v[lanes] if type(v) is np.ndarray else v
+
+    bad: Any = False
+    elem: Any = np.int64(0)
+    for i, d, s in zip(idx, view.dims, view.strides):
+        i = pick(i)
+        bad = bad | (i < 0) | (i >= pick(d))
+        elem = elem + i * pick(s)
+    if np.any(bad):
+        return None
+    return pick(view.base) + elem * view.size
 
 
 def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None:
