@@ -77,13 +77,13 @@ def lane_strides(extents: tuple) -> tuple[int, ...]:
 
 def positions(f: Fact, extents: tuple) -> np.ndarray:
     """The fact's value for every lane, as a flat int64 array in lane order."""
-    v = np.full((1,) * len(extents), f[0], dtype=np.int64)
-    for d, (c, e) in enumerate(zip(f[1], extents)):
-        if c and e > 1:
-            shape = [1] * len(extents)
-            shape[d] = e
-            v = v + (np.arange(e, dtype=np.int64) * c).reshape(shape)
-    return np.broadcast_to(v, extents).reshape(-1)
+    n = 1
+    for e in extents:
+        n *= e
+    out = np.empty(n, dtype=np.int64)
+    if n:
+        fill_positions(f, extents, out)
+    return out
 
 
 def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:

@@ -72,6 +72,8 @@ BOX_FRACTION = 4
 that box's lanes."""
 MAX_SCRATCH_ARRAYS = 16
 """Most reusable lane arrays per dtype and chunk size (see :meth:`GridContext.scratch`)."""
+MAX_SHAPE_ARRAYS = 64
+"""Most lane arrays that depend only on the chunk shape a plan keeps between launches."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -134,6 +136,10 @@ class KernelPlan:
         self.spares: list[dict] = []
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
+        self.shapes: tuple = ((), {})
+        """(workgroup size, lane arrays that depend only on a chunk's shape) of the latest
+        launch (see :meth:`GridContext._per_shape`), for launches with the same workgroup
+        size."""
 
     def grid(
         self, workload: tuple, max_workgroup: int = MAX_WORKGROUP_ITEMS
@@ -541,6 +547,10 @@ class GridContext(BaseContext):
         """(dtype, n) -> lane arrays made by :meth:`scratch` (reused once nothing else holds
         them)."""
         self._shape_cache: dict[tuple, Any] = {}
+        if FAST_PATHS:
+            if plan.shapes[0] != sizes or len(plan.shapes[1]) > MAX_SHAPE_ARRAYS:
+                plan.shapes = (sizes, {})
+            self._shape_cache = plan.shapes[1]
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
         self.tracer: Any = None
@@ -640,8 +650,9 @@ class GridContext(BaseContext):
         )
 
     def _per_shape(self, key: Any, make: Any) -> Any:
-        """A lane array that only depends on the chunk's shape: built once per launch and shape
-        (read-only: lane values are never modified in place)."""
+        """A lane array that only depends on the chunk's shape: built once per workgroup size
+        and chunk shape, kept between launches (read-only: lane values are never modified in
+        place)."""
         cache_key = (key, self.ng)
         v = self._shape_cache.get(cache_key)
         if v is None:
