@@ -1044,18 +1044,21 @@ class GridContext(BaseContext):
         None)."""
         size = dtype.itemsize
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
-        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
+        pos = pos.astype(np.int64, copy=False)
         checked = self.sanitize and buf.shadow is not None and lanes.size
         if checked:
-            byte_pos = pos[:, None] + np.arange(size)
+            # the sanitizer needs only each access's first byte (one index for both checks)
+            byte_pos = san.FancyIndex(np.broadcast_to(pos[:, None], (pos.size, size)))
             self._check(step, buf, byte_pos, lanes, None, atomic=True)
-        if fold is not None and FAST_PATHS and not (pos % size).any():
+        if fold is not None and FAST_PATHS and _aligned(pos, size):
             ufunc, values = fold
             data = buf.data
             elems = data[: data.size - data.size % size].view(dtype)
-            vals = values[lanes] if np.ndim(values) else np.broadcast_to(values, lanes.shape)
-            at = pos // size
-            ufunc.at(elems, at, vals)
+            if np.ndim(values) and lanes.size < self.n:
+                values = values[lanes]  # else every lane in order, or one value for all
+            at = pos >> (size.bit_length() - 1) if size & (size - 1) == 0 else pos // size
+            ufunc.at(elems, at, values)
             if checked:
                 raw = elems[at].view(np.uint8).reshape(-1, size)
                 self._check(step, buf, byte_pos, lanes, raw, atomic=True)
@@ -1394,9 +1397,15 @@ class GridContext(BaseContext):
         else:
             if addr is None:
                 addr = contig + np.arange(self.n, dtype=np.int64) * size
-            lanes = self.mask_lanes()
-            a = addr[lanes] if np.ndim(addr) else addr
+            if self.mask is None and FAST_PATHS:
+                lanes = san.lane_range(self.n)  # every lane, in order: no gather
+                a = addr
+            else:
+                lanes = self.mask_lanes()
+                a = addr[lanes] if np.ndim(addr) else addr
         # ``a + size > length`` would wrap around for addresses near 2^63
+        if _within(a, 0, buf.length - size):
+            return lanes, a
         bad = (a < 0) | (a > buf.length - size)
         if np.any(bad):
             if np.ndim(bad):
@@ -1536,6 +1545,21 @@ class GridContext(BaseContext):
                 f" outside buffer {buf.name} of {buf.length} bytes",
                 lane,
             )
+
+
+def _within(a: Any, lo: int, hi: int) -> bool:
+    """True when every value of ``a`` is in ``lo..hi`` (two reductions, no lane temporaries;
+    False also when unsure: the caller then checks lane by lane)."""
+    if type(a) is not np.ndarray or a.dtype.kind != "i" or not a.size:
+        return False
+    return int(a.min()) >= lo and int(a.max()) <= hi
+
+
+def _aligned(pos: np.ndarray, size: int) -> bool:
+    """True when every position is a multiple of ``size``."""
+    if size & (size - 1) or not pos.size:
+        return not (pos % size).any()
+    return not int(np.bitwise_or.reduce(pos)) & (size - 1)
 
 
 def depth_message(step: Any) -> str:

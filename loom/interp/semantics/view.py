@@ -50,15 +50,40 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
         addr = _gathered_address(view, idx, lanes)
         if addr is not None:
             return Gathered(ctx.mask, lanes, addr), None
-    bad: Any = False
-    for i, d in zip(idx, view.dims):
-        bad = bad | (i < 0) | (i >= d)
-    if bad if isinstance(bad, bool | np.bool_) else bad.any():
-        _out_of_bounds(ctx, step, view, idx, bad)
-    elem: Any = np.int64(0)
+    if not _in_bounds(idx, view.dims):
+        bad: Any = False
+        for i, d in zip(idx, view.dims):
+            bad = bad | (i < 0) | (i >= d)
+        if bad if isinstance(bad, bool | np.bool_) else bad.any():
+            _out_of_bounds(ctx, step, view, idx, bad)
+    elem: Any = _ZERO
     for i, s in zip(idx, view.strides):
-        elem = elem + i * s
-    return view.base + elem * view.size, None
+        if type(i) is np.ndarray and i.dtype == _ZERO.dtype:
+            # int64 lanes: times 1 and 0 plus them are the lanes themselves (no pass)
+            t = i if type(s) is not np.ndarray and s == 1 else i * s
+            elem = t if elem is _ZERO else elem + t
+        else:
+            elem = elem + i * s
+    base = view.base
+    addr = elem * view.size
+    return (addr if type(base) is not np.ndarray and base == 0 else base + addr), None
+
+
+_ZERO = np.int64(0)
+
+
+def _in_bounds(idx: list, dims: tuple) -> bool:
+    """True when every lane's index is inside its dimension, from each lane array's smallest
+    and largest value (no lane temporaries); False also when unsure (lane-varying dims)."""
+    for i, d in zip(idx, dims):
+        if type(d) is np.ndarray:
+            return False
+        if type(i) is np.ndarray:
+            if i.dtype.kind != "i" or not i.size or int(i.min()) < 0 or int(i.max()) >= d:
+                return False
+        elif not 0 <= int(i) < d:
+            return False
+    return True
 
 
 def _gathered_address(view: View, idx: list, lanes: np.ndarray) -> Any:
