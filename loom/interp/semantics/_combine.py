@@ -137,17 +137,31 @@ def reduce_table(step: Any, tables: list, active: np.ndarray, info: Any) -> tupl
         sel = _as_slice(cols)
         acc, has = v[:, cols[0]].copy(), active[:, cols[0]].copy()
         if active[:, sel].all():  # every lane takes part: fold the columns in lane order
-            for c in cols[1:]:
-                acc = f(acc, v[:, c])
+            acc = _fold(f, v, cols)
         else:
             for c in cols[1:]:
                 a = active[:, c]
                 acc = np.where(a & has, f(acc, v[:, c]), np.where(a, v[:, c], acc))
                 has |= a
         if out is None:  # one cluster: the row's value for every lane
-            return (np.broadcast_to(acc[:, None], v.shape),)
+            return (np.repeat(acc, v.shape[1]).reshape(v.shape),)
         out[:, sel] = acc[:, None]
     return (out,)
+
+
+def _fold(f: Any, v: np.ndarray, cols: list[int]) -> np.ndarray:
+    """``f`` over the columns ``cols`` of ``v`` in order (a ufunc: over the columns copied out
+    contiguous, into one accumulator)."""
+    if not isinstance(f, np.ufunc) or len(cols) < 3:
+        acc = v[:, cols[0]].copy()
+        for c in cols[1:]:
+            acc = f(acc, v[:, c])
+        return acc
+    vt = np.ascontiguousarray(v[:, _as_slice(cols)].T)
+    acc = vt[0].copy()
+    for row in vt[1:]:
+        f(acc, row, out=acc)
+    return acc
 
 
 def scan_table(step: Any, tables: list, active: np.ndarray, info: Any) -> tuple:
