@@ -80,7 +80,7 @@ def grid_collective(ctx: Any, step: Any, scope: str, fn: Any, values: tuple) -> 
             )
         else:
             table_active = np.asarray(mask, dtype=bool).reshape(nrows, width)
-        tables = [np.broadcast_to(np.asarray(v), (n,)).reshape(nrows, width) for v in values]
+        tables = [_lanes(v, n).reshape(nrows, width) for v in values]
         if ctx.sanitize and mask is not None:
             _grid_divergence(ctx, step, scope, layout(ctx, scope)[0], nrows, mask)
         out = fn(step, tables, table_active, Info(width, ctx.subgroup))
@@ -102,6 +102,13 @@ def grid_collective(ctx: Any, step: Any, scope: str, fn: Any, values: tuple) -> 
     out = fn(step, tables, table_active, Info(width, ctx.subgroup))
     results = tuple(r[rows, cols] for r in out)
     return results[0] if len(results) == 1 else results
+
+
+def _lanes(v: Any, n: int) -> np.ndarray:
+    """``v`` as an array over the ``n`` lanes (a uniform value broadcast, read-only)."""
+    if type(v) is np.ndarray and v.shape == (n,):
+        return v
+    return np.broadcast_to(np.asarray(v), (n,))
 
 
 def _grid_divergence(

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_fast_paths import assert_same  # noqa: E402
 
 from loom.format.text.parser import parse_module
+from loom.interp import affine as A
 from loom.interp import launch
 from loom.interp.semantics.index import _by_uniform
 
@@ -221,3 +222,18 @@ def test_division_by_a_power_of_two_is_floor_division_on_every_int64() -> None:
         d = np.int64(b)
         np.testing.assert_array_equal(_by_uniform(a, d, False), a // d)
         np.testing.assert_array_equal(_by_uniform(a, d, True), a % d)
+
+
+def test_positions_match_exact_arithmetic_wrapped_to_int64() -> None:
+    """Facts filled from cached per-axis terms (any c0, wrapping sums) are exact."""
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        ext = tuple(int(x) for x in rng.integers(1, 5, 6))
+        co = tuple(int(x) for x in rng.integers(-(2**40), 2**40, 6) * rng.integers(0, 2, 6))
+        c0 = int(rng.integers(-(2**62), 2**62))
+        got = A.positions((c0, co), ext)
+        lanes = np.indices(ext).reshape(6, -1).T.tolist()
+        want = [
+            (c0 + sum(c * i for c, i in zip(co, lane)) + 2**63) % 2**64 - 2**63 for lane in lanes
+        ]
+        np.testing.assert_array_equal(got, np.array(want, dtype=np.int64))
