@@ -77,33 +77,54 @@ def lane_strides(extents: tuple) -> tuple[int, ...]:
 
 def positions(f: Fact, extents: tuple) -> np.ndarray:
     """The fact's value for every lane, as a flat int64 array in lane order."""
-    v = np.full((1,) * len(extents), f[0], dtype=np.int64)
-    for d, (c, e) in enumerate(zip(f[1], extents)):
-        if c and e > 1:
-            shape = [1] * len(extents)
-            shape[d] = e
-            v = v + (np.arange(e, dtype=np.int64) * c).reshape(shape)
-    return np.broadcast_to(v, extents).reshape(-1)
+    n = 1
+    for e in extents:
+        n *= e
+    out = np.empty(n, dtype=np.int64)
+    if n:
+        fill_positions(f, extents, out)
+    return out
+
+
+_TERMS: dict[tuple, tuple] = {}
+"""(coeffs, extents) -> (shape, sum of all but the last varying axis' terms or None, last
+term or None) of :func:`fill_positions` (small arrays, reused for every chunk)."""
+MAX_TERMS = 64
+
+
+def _terms(coeffs: tuple, extents: tuple) -> tuple:
+    key = (coeffs, extents)
+    got = _TERMS.get(key)
+    if got is None:
+        # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
+        axes = [(c, e) for c, e in zip(coeffs, extents) if e > 1]
+        terms = []
+        for d, (c, e) in enumerate(axes):
+            if c:
+                shape = [1] * len(axes)
+                shape[d] = e
+                terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
+        head = None
+        for t in terms[:-1]:
+            head = t if head is None else head + t
+        got = (tuple(e for _, e in axes), head, terms[-1] if terms else None)
+        if len(_TERMS) >= MAX_TERMS:
+            _TERMS.clear()
+        _TERMS[key] = got
+    return got
 
 
 def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
     """Write :func:`positions` of ``f`` into the flat int64 array ``out`` (the last varying
     axis is added while writing: no lane-sized temporary)."""
-    # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
-    axes = [(c, e) for c, e in zip(f[1], extents) if e > 1]
-    terms = []
-    for d, (c, e) in enumerate(axes):
-        if c:
-            shape = [1] * len(axes)
-            shape[d] = e
-            terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
-    v: Any = np.int64(f[0])
-    for t in terms[:-1]:
-        v = v + t
-    if terms:
-        np.add(v, terms[-1], out=out.reshape(tuple(e for _, e in axes)))
-    else:
+    shape, head, last = _terms(f[1], extents)
+    if last is None:
         out.fill(f[0])
+        return
+    v: Any = np.int64(f[0])
+    if head is not None:
+        v = head + v  # int64 sums wrap alike in any order
+    np.add(v, last, out=out.reshape(shape))
 
 
 def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.ndarray | None:

@@ -41,6 +41,14 @@ def _flat_local(ctx: Any) -> np.ndarray:
     return np.tile(np.arange(ctx.wg, dtype=np.int64), ctx.ng)
 
 
+def shape(ctx: Any, scope: str) -> tuple[int, int]:
+    """(rows, width) of a grid chunk's table."""
+    if scope == WORKGROUP:
+        return ctx.ng, ctx.wg
+    sg = ctx.subgroup
+    return ctx.ng * -(-ctx.wg // sg), sg
+
+
 def layout(ctx: Any, scope: str) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(row of each lane, column of each lane, rows, width) of a grid chunk's table."""
     key = ("collective-layout", scope, ctx.subgroup)
@@ -59,34 +67,48 @@ def layout(ctx: Any, scope: str) -> tuple[np.ndarray, np.ndarray, int, int]:
 
 def grid_collective(ctx: Any, step: Any, scope: str, fn: Any, values: tuple) -> Any:
     """Run a collective for the active lanes of a grid chunk (results per lane)."""
-    rows, cols, nrows, width = layout(ctx, scope)
+    nrows, width = shape(ctx, scope)
     n = ctx.n
-    active = np.ones(n, dtype=bool) if ctx.mask is None else np.asarray(ctx.mask, dtype=bool)
+    mask = ctx.mask
     # whole rows in lane order (every workgroup a multiple of the width): the table is the
-    # lanes reshaped, no scatter and gather
-    natural = nrows * width == n
-    if natural:
-        table_active = active.reshape(nrows, width)
-    else:
-        table_active = np.zeros((nrows, width), dtype=bool)
-        table_active[rows, cols] = active
+    # lanes reshaped (read-only views), no scatter and gather
+    if nrows * width == n:
+        if mask is None:
+            # contiguous (a broadcast True makes every reduction over it slow)
+            table_active = ctx._per_shape(
+                ("collective-all", nrows, width), lambda: np.ones((nrows, width), dtype=bool)
+            )
+        else:
+            table_active = np.asarray(mask, dtype=bool).reshape(nrows, width)
+        tables = [_lanes(v, n).reshape(nrows, width) for v in values]
+        if ctx.sanitize and mask is not None:
+            _grid_divergence(ctx, step, scope, layout(ctx, scope)[0], nrows, mask)
+        out = fn(step, tables, table_active, Info(width, ctx.subgroup))
+        results = tuple(np.ascontiguousarray(r).reshape(n) for r in out)
+        return results[0] if len(results) == 1 else results
+    rows, cols, _, _ = layout(ctx, scope)
+    active = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    table_active = np.zeros((nrows, width), dtype=bool)
+    table_active[rows, cols] = active
     tables = []
     for v in values:
         arr = np.broadcast_to(np.asarray(v), (n,))
-        if natural:
-            t = np.ascontiguousarray(arr).reshape(nrows, width)
-        else:
-            t = np.zeros((nrows, width), dtype=arr.dtype)
-            t[rows, cols] = arr
+        t = np.zeros((nrows, width), dtype=arr.dtype)
+        t[rows, cols] = arr
         tables.append(t)
-    if ctx.sanitize:
+    if ctx.sanitize and mask is not None:
+        # every lane active (no mask): every live workitem arrives
         _grid_divergence(ctx, step, scope, rows, nrows, active)
     out = fn(step, tables, table_active, Info(width, ctx.subgroup))
-    if natural:
-        results = tuple(np.ascontiguousarray(r).reshape(n) for r in out)
-    else:
-        results = tuple(r[rows, cols] for r in out)
+    results = tuple(r[rows, cols] for r in out)
     return results[0] if len(results) == 1 else results
+
+
+def _lanes(v: Any, n: int) -> np.ndarray:
+    """``v`` as an array over the ``n`` lanes (a uniform value broadcast, read-only)."""
+    if type(v) is np.ndarray and v.shape == (n,):
+        return v
+    return np.broadcast_to(np.asarray(v), (n,))
 
 
 def _grid_divergence(

@@ -41,7 +41,7 @@ from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import run_cfg
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
 from loom.interp.launch_args import bind_args, bind_functions, bind_scalar
-from loom.interp.memory import Buf
+from loom.interp.memory import Buf, Gathered
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
 from loom.ir import Module
@@ -72,6 +72,8 @@ BOX_FRACTION = 4
 that box's lanes."""
 MAX_SCRATCH_ARRAYS = 16
 """Most reusable lane arrays per dtype and chunk size (see :meth:`GridContext.scratch`)."""
+MAX_SHAPE_ARRAYS = 64
+"""Most lane arrays that depend only on the chunk shape a plan keeps between launches."""
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
@@ -134,6 +136,10 @@ class KernelPlan:
         self.spares: list[dict] = []
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
+        self.shapes: tuple = ((), {})
+        """(workgroup size, lane arrays that depend only on a chunk's shape) of the latest
+        launch (see :meth:`GridContext._per_shape`), for launches with the same workgroup
+        size."""
 
     def grid(
         self, workload: tuple, max_workgroup: int = MAX_WORKGROUP_ITEMS
@@ -414,6 +420,16 @@ class BaseContext:
         """The mask after lanes exited."""
         return mask
 
+    def per_shape(self, key: Any, make: Any) -> Any:
+        """``make()``: a lane value that depends only on the shape of the running lanes (the
+        grid engine builds it once per chunk shape and reuses it, read-only)."""
+        return make()
+
+    def masked_lanes(self) -> np.ndarray | None:
+        """Indices of the active lanes while a run mask holds (only the grid engine, whose
+        element accesses then work on those lanes only), else None."""
+        return None
+
     def out_array(self, step: Any, dtype: np.dtype) -> np.ndarray | None:
         """A recycled array for ``step``'s result (only the grid engine recycles)."""
         return None
@@ -531,6 +547,10 @@ class GridContext(BaseContext):
         """(dtype, n) -> lane arrays made by :meth:`scratch` (reused once nothing else holds
         them)."""
         self._shape_cache: dict[tuple, Any] = {}
+        if FAST_PATHS:
+            if plan.shapes[0] != sizes or len(plan.shapes[1]) > MAX_SHAPE_ARRAYS:
+                plan.shapes = (sizes, {})
+            self._shape_cache = plan.shapes[1]
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
         self.tracer: Any = None
@@ -563,6 +583,7 @@ class GridContext(BaseContext):
         self.mask = None
         self.steps = 0
         self._range_cache: tuple | None = None
+        self._lanes_cache: tuple | None = None
         self._box_cache: tuple | None = None
         self._guards: dict[int, tuple] = {}
         """id(mask) -> (mask, guards): see :meth:`guard` (this chunk's masks only)."""
@@ -629,8 +650,9 @@ class GridContext(BaseContext):
         )
 
     def _per_shape(self, key: Any, make: Any) -> Any:
-        """A lane array that only depends on the chunk's shape: built once per launch and shape
-        (read-only: lane values are never modified in place)."""
+        """A lane array that only depends on the chunk's shape: built once per workgroup size
+        and chunk shape, kept between launches (read-only: lane values are never modified in
+        place)."""
         cache_key = (key, self.ng)
         v = self._shape_cache.get(cache_key)
         if v is None:
@@ -638,6 +660,9 @@ class GridContext(BaseContext):
             if isinstance(v, np.ndarray):
                 v.flags.writeable = False
         return v
+
+    def per_shape(self, key: Any, make: Any) -> Any:
+        return self._per_shape(("per-shape", key), make)
 
     def lane_items(self) -> np.ndarray:
         """Global flat workitem id of every lane."""
@@ -917,6 +942,24 @@ class GridContext(BaseContext):
             return list(range(self.n))
         return [int(i) for i in np.flatnonzero(self.mask)]
 
+    def masked_lanes(self) -> np.ndarray | None:
+        m = self.mask
+        if type(m) is not np.ndarray or not FAST_PATHS:
+            return None
+        return self.mask_lanes()
+
+    def mask_lanes(self) -> np.ndarray:
+        """``np.flatnonzero`` of the run mask (cached per mask; every lane when there is none)."""
+        m = self.mask
+        if m is None:
+            return np.arange(self.n, dtype=np.int64)
+        cached = self._lanes_cache
+        if cached is not None and cached[0] is m:
+            return cached[1]
+        lanes = np.flatnonzero(m)
+        self._lanes_cache = (m, lanes)
+        return lanes
+
     def active_range(self) -> tuple[int, int] | None:
         """(lo, hi) when the active lanes are exactly lanes lo..hi-1."""
         m = self.mask
@@ -1001,18 +1044,21 @@ class GridContext(BaseContext):
         None)."""
         size = dtype.itemsize
         lanes, a = self._lanes_and_addr(step, buf, addr, size)
-        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape).astype(np.int64)
+        pos = np.broadcast_to(self._physical(buf, a, lanes), lanes.shape)
+        pos = pos.astype(np.int64, copy=False)
         checked = self.sanitize and buf.shadow is not None and lanes.size
         if checked:
-            byte_pos = pos[:, None] + np.arange(size)
+            # the sanitizer needs only each access's first byte (one index for both checks)
+            byte_pos = san.FancyIndex(np.broadcast_to(pos[:, None], (pos.size, size)))
             self._check(step, buf, byte_pos, lanes, None, atomic=True)
-        if fold is not None and FAST_PATHS and not (pos % size).any():
+        if fold is not None and FAST_PATHS and _aligned(pos, size):
             ufunc, values = fold
             data = buf.data
             elems = data[: data.size - data.size % size].view(dtype)
-            vals = values[lanes] if np.ndim(values) else np.broadcast_to(values, lanes.shape)
-            at = pos // size
-            ufunc.at(elems, at, vals)
+            if np.ndim(values) and lanes.size < self.n:
+                values = values[lanes]  # else every lane in order, or one value for all
+            at = pos >> (size.bit_length() - 1) if size & (size - 1) == 0 else pos // size
+            ufunc.at(elems, at, values)
             if checked:
                 raw = elems[at].view(np.uint8).reshape(-1, size)
                 self._check(step, buf, byte_pos, lanes, raw, atomic=True)
@@ -1344,13 +1390,22 @@ class GridContext(BaseContext):
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
     ) -> tuple:
-        if addr is None:
-            addr = contig + np.arange(self.n, dtype=np.int64) * size
-        lanes = (
-            np.arange(self.n, dtype=np.int64) if self.mask is None else np.flatnonzero(self.mask)
-        )
-        a = addr[lanes] if np.ndim(addr) else addr
+        if type(addr) is Gathered and addr.mask is not self.mask:
+            addr = addr.expand(self.n)
+        if type(addr) is Gathered:
+            lanes, a = addr.lanes, addr.values
+        else:
+            if addr is None:
+                addr = contig + np.arange(self.n, dtype=np.int64) * size
+            if self.mask is None and FAST_PATHS:
+                lanes = san.lane_range(self.n)  # every lane, in order: no gather
+                a = addr
+            else:
+                lanes = self.mask_lanes()
+                a = addr[lanes] if np.ndim(addr) else addr
         # ``a + size > length`` would wrap around for addresses near 2^63
+        if _within(a, 0, buf.length - size):
+            return lanes, a
         bad = (a < 0) | (a > buf.length - size)
         if np.any(bad):
             if np.ndim(bad):
@@ -1490,6 +1545,21 @@ class GridContext(BaseContext):
                 f" outside buffer {buf.name} of {buf.length} bytes",
                 lane,
             )
+
+
+def _within(a: Any, lo: int, hi: int) -> bool:
+    """True when every value of ``a`` is in ``lo..hi`` (two reductions, no lane temporaries;
+    False also when unsure: the caller then checks lane by lane)."""
+    if type(a) is not np.ndarray or a.dtype.kind != "i" or not a.size:
+        return False
+    return int(a.min()) >= lo and int(a.max()) <= hi
+
+
+def _aligned(pos: np.ndarray, size: int) -> bool:
+    """True when every position is a multiple of ``size``."""
+    if size & (size - 1) or not pos.size:
+        return not (pos % size).any()
+    return not int(np.bitwise_or.reduce(pos)) & (size - 1)
 
 
 def depth_message(step: Any) -> str:

@@ -50,6 +50,23 @@ class Buf:
         return f"<buffer {self.name}: {self.length} bytes, {self.space}>"
 
 
+class Gathered:
+    """Per-lane values of the active lanes only (the grid engine's element addresses under a
+    mask): ``values[k]`` belongs to lane ``lanes[k]``, ``mask`` is the run mask they were
+    gathered under."""
+
+    __slots__ = ("mask", "lanes", "values")
+
+    def __init__(self, mask: Any, lanes: np.ndarray, values: Any) -> None:
+        self.mask, self.lanes, self.values = mask, lanes, values
+
+    def expand(self, n: int) -> np.ndarray:
+        """Every lane's value (masked-off lanes 0)."""
+        out = np.zeros(n, dtype=np.asarray(self.values).dtype)
+        out[self.lanes] = self.values
+        return out
+
+
 class View:
     """A typed window: element (i0..in) is at ``base + sum(i_k * strides[k]) * size`` bytes."""
 

@@ -30,6 +30,9 @@ NONE = 0
 """Shadow stamp of a granule nobody accessed (stamps are workitem id + 1)."""
 MAX_SHADOW_BYTES = 4 << 30
 """Largest shadow state per buffer; larger launches must run with ``sanitize=False``."""
+DEDUP = 4
+"""Arbitrary accesses averaging at least this many per granule of their span record each
+granule's last access only (see :meth:`FancyIndex.winners`)."""
 
 
 class Shadow:
@@ -443,7 +446,7 @@ class SliceIndex:
 class FancyIndex:
     """Accesses of ``size`` bytes at arbitrary starts (``pos`` is an (n, size) byte array)."""
 
-    __slots__ = ("starts", "size", "g", "gpos", "distinct")
+    __slots__ = ("starts", "size", "g", "gpos", "distinct", "_last")
     contiguous = False
 
     def __init__(self, pos: np.ndarray, distinct: bool = False) -> None:
@@ -453,14 +456,39 @@ class FancyIndex:
         self.size = pos.shape[1]
         self.g = 1
         self.gpos: Any = None
+        self._last: Any = None
 
     def bind(self, sh: Shadow) -> FancyIndex:
-        """Fit the shadow's granule to these accesses."""
-        align = int(np.bitwise_or.reduce(self.starts)) if self.starts.size else 0
-        sh.fit(align & -align if align else 0, self.size)
+        """Fit the shadow's granule to these accesses (again: kept while the granule is)."""
+        if self.gpos is None or self.g != sh.g:
+            align = int(np.bitwise_or.reduce(self.starts)) if self.starts.size else 0
+            sh.fit(align & -align if align else 0, self.size)
+        if self.gpos is not None and self.g == sh.g:
+            return self
         self.g = g = sh.g
-        self.gpos = self.starts[:, None] // g + np.arange(self.size // g)
+        first = self.starts >> (g.bit_length() - 1) if g & (g - 1) == 0 else self.starts // g
+        per = self.size // g
+        self.gpos = first[:, None] if per == 1 else first[:, None] + np.arange(per)
+        self._last = None
         return self
+
+    def winners(self) -> tuple | None:
+        """(granules, rows, columns) of the last access to each granule touched, when the
+        accesses pile onto few granules (at least DEDUP accesses per granule of their span:
+        puts then write each granule once, with the value the last access would leave); else
+        None."""
+        if self._last is None:
+            self._last = False
+            lo, hi = self.bounds()
+            gpos = self.gpos
+            if SHORTCUTS and gpos.size and (hi - lo) * DEDUP <= gpos.size:
+                last = np.full(hi - lo, -1, dtype=np.int64)
+                # the last of duplicate positions wins, as in ``arr[gpos] = value``
+                last[(gpos - lo).reshape(-1)] = _arange(gpos.size, _INT64)
+                granules = np.flatnonzero(last >= 0)
+                rows, cols = np.divmod(last[granules], gpos.shape[1])
+                self._last = (granules + lo, rows, cols)
+        return self._last or None
 
     def bounds(self) -> tuple[int, int]:
         """First and one-past-last granule touched."""
@@ -479,11 +507,24 @@ class FancyIndex:
 
     def put(self, arr: np.ndarray, value: Any) -> None:
         """Assign rows (the last of duplicate positions wins)."""
-        arr[self.gpos] = value
+        won = self.winners()
+        if won is None:
+            arr[self.gpos] = value
+        elif np.ndim(value):
+            granules, rows, cols = won
+            arr[granules] = np.broadcast_to(value, self.gpos.shape)[rows, cols]
+        else:
+            arr[won[0]] = value
 
     def put_stamps(self, arr: np.ndarray, items: Any) -> None:
         """Record the accesses' workitems (stamp = id + 1) in rows."""
-        arr[self.gpos] = (_item_ids(items, self.starts.size) + 1)[:, None]
+        won = self.winners()
+        if won is None:
+            arr[self.gpos] = (_item_ids(items, self.starts.size) + 1)[:, None]
+        elif isinstance(items, np.ndarray):
+            arr[won[0]] = items[won[1]] + 1
+        else:
+            arr[won[0]] = won[1] + (items + 1)
 
     def data_rows(self, data: np.ndarray) -> np.ndarray:
         """The buffer bytes of each access."""
@@ -747,6 +788,20 @@ def _atomic_pairs(f: Findings, step: Any, atomic: bool, prev_op: Any, bad: np.nd
     return bad
 
 
+def _atomic_only(f: Findings, sh: Shadow, kind: str, lo: int, hi: int, n: int) -> bool:
+    """True when every recorded access of ``kind`` to granules ``lo..hi-1`` is atomic (or
+    there is none): an atomic access then races with none of them (the rule of
+    :func:`_atomic_pairs`), checked over the span when it is at most ``n`` granules."""
+    if not SHORTCUTS or hi - lo > max(n, 1 << 12):
+        return False
+    items = (sh.w_item if kind == "w" else sh.r_item)[lo:hi]
+    seen = items != NONE
+    if not seen.any():
+        return True
+    ops = (sh.w_op if kind == "w" else sh.r_op)[lo:hi][seen]
+    return bool(np.isin(ops, np.fromiter(f.atomic_steps, dtype=np.int64)).all())
+
+
 def uninitialised_text(in_flight: dict, buf: Any, byte: int) -> str:
     """The finding text of a read of an undefined byte (in flight or never written)."""
     text = f"reads uninitialised memory (byte {byte} of {buf.name})"
@@ -800,7 +855,9 @@ def check_read(
                 count=n_bad,
             )
     key = ix.key(items)
-    if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w):
+    if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w) and not (
+        atomic and _atomic_only(f, sh, "w", lo, hi, n)
+    ):
         prev = ix.get(sh.w_item)
         bad = _conflict(
             prev,
@@ -861,7 +918,9 @@ def check_write(
     lo, hi = ix.bounds()
     wgm = buf.space == "workgroup"
     key = ix.key(items)
-    if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w):
+    if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w) and not (
+        atomic and _atomic_only(f, sh, "w", lo, hi, n)
+    ):
         prev = ix.get(sh.w_item)
         bad = _conflict(
             prev,
@@ -907,7 +966,9 @@ def check_write(
                         f"{what} also written without a barrier",
                         "the other write",
                     )
-    if _may_race(lo, hi, sh.r_lo, sh.r_hi, key, sh.last_r):
+    if _may_race(lo, hi, sh.r_lo, sh.r_hi, key, sh.last_r) and not (
+        atomic and _atomic_only(f, sh, "r", lo, hi, n)
+    ):
         prev_r = ix.get(sh.r_item)
         bad_r = _conflict(
             prev_r,

@@ -118,26 +118,50 @@ def _cluster_columns(width: int, size: int | None, stride: int | None) -> list[l
     return list(groups.values())
 
 
+def _as_slice(cols: list[int]) -> slice:
+    """The columns of a cluster (evenly spaced, ascending) as a slice: basic indexing, no
+    copies."""
+    step = cols[1] - cols[0] if len(cols) > 1 else 1
+    return slice(cols[0], cols[-1] + 1, step)
+
+
 def reduce_table(step: Any, tables: list, active: np.ndarray, info: Any) -> tuple:
     """Every active lane gets the combination of its row's (cluster's) active values."""
     (v,) = tables
     f = COMBINE[step.attrs["kind"]]
-    out = np.zeros_like(v)
-    for cols in _cluster_columns(
+    groups = _cluster_columns(
         info.width, step.attrs.get("cluster_size"), step.attrs.get("cluster_stride")
-    ):
+    )
+    out = None if len(groups) == 1 else np.zeros(v.shape, dtype=v.dtype)
+    for cols in groups:
+        sel = _as_slice(cols)
         acc, has = v[:, cols[0]].copy(), active[:, cols[0]].copy()
-        if active[:, cols].all():  # every lane takes part: fold the columns in lane order
+        if active[:, sel].all():  # every lane takes part: fold the columns in lane order
+            acc = _fold(f, v, cols)
+        else:
             for c in cols[1:]:
-                acc = f(acc, v[:, c])
-            out[:, cols] = acc[:, None]
-            continue
-        for c in cols[1:]:
-            a = active[:, c]
-            acc = np.where(a & has, f(acc, v[:, c]), np.where(a, v[:, c], acc))
-            has |= a
-        out[:, cols] = acc[:, None]
+                a = active[:, c]
+                acc = np.where(a & has, f(acc, v[:, c]), np.where(a, v[:, c], acc))
+                has |= a
+        if out is None:  # one cluster: the row's value for every lane
+            return (np.repeat(acc, v.shape[1]).reshape(v.shape),)
+        out[:, sel] = acc[:, None]
     return (out,)
+
+
+def _fold(f: Any, v: np.ndarray, cols: list[int]) -> np.ndarray:
+    """``f`` over the columns ``cols`` of ``v`` in order (a ufunc: over the columns copied out
+    contiguous, into one accumulator)."""
+    if not isinstance(f, np.ufunc) or len(cols) < 3:
+        acc = v[:, cols[0]].copy()
+        for c in cols[1:]:
+            acc = f(acc, v[:, c])
+        return acc
+    vt = np.ascontiguousarray(v[:, _as_slice(cols)].T)
+    acc = vt[0].copy()
+    for row in vt[1:]:
+        f(acc, row, out=acc)
+    return acc
 
 
 def scan_table(step: Any, tables: list, active: np.ndarray, info: Any) -> tuple:

@@ -113,13 +113,22 @@ def _madd(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
     return _domain(ctx, step, r, bad, a, b)
 
 
+def _by_uniform(a: np.ndarray, b: Any, rem: bool) -> np.ndarray:
+    """Floor ``a // b`` or ``a % b`` for a uniform ``b > 0``: a shift or a mask when ``b`` is a
+    power of two (the same on every int64, negative ones included; cheaper than dividing)."""
+    k = int(b)
+    if k & (k - 1) == 0:
+        return a & _I64(k - 1) if rem else a >> _I64(k.bit_length() - 1)
+    return a % b if rem else a // b
+
+
 def _divrem(rem: bool) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
         if type(b) is not np.ndarray and b > 0 and type(a) is np.ndarray:
             affs = ctx.affs
             if affs and affs[0] is not None and A.span(affs[0], ctx.extents)[0] >= 0:
                 # a lane-affine dividend that is never negative (from its fact): no checks
-                return a % b if rem else a // b
+                return _by_uniform(a, b, rem)
         bad = (a < 0) | (b <= 0)
         ctx.check(
             step,
@@ -133,6 +142,8 @@ def _divrem(rem: bool) -> Any:
             b = np.where(b <= 0, _I64(1), b)
         elif b <= 0:
             b = _I64(1)
+        elif type(a) is np.ndarray:
+            return _by_uniform(a, b, rem)
         return a % b if rem else a // b
 
     return sem

@@ -98,8 +98,12 @@ def _subgroup_query(kind: str) -> Any:
             return np.int64(sg)
         if kind == "count":
             return np.int64(-(-ctx.workgroup_items() // sg))
-        flat = ctx.flat_local()
-        return flat // sg if kind == "id" else flat % sg
+
+        def make() -> Any:
+            flat = ctx.flat_local()
+            return flat // sg if kind == "id" else flat % sg
+
+        return ctx.per_shape(("subgroup", kind, sg), make)
 
     return sem
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from loom.interp import affine as A
-from loom.interp.memory import View
+from loom.interp.memory import Gathered, View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
 from loom.interp.semantics import semantics
 from loom.interp.semantics._combine import COMBINE
@@ -45,15 +45,63 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
                 _out_of_bounds(ctx, step, view, idx, True)
             elem += i * s
         return base + elem * view.size, None
-    bad: Any = False
-    for i, d in zip(idx, view.dims):
-        bad = bad | (i < 0) | (i >= d)
-    if bad if isinstance(bad, bool | np.bool_) else bad.any():
-        _out_of_bounds(ctx, step, view, idx, bad)
-    elem: Any = np.int64(0)
+    lanes = ctx.masked_lanes() if any(type(i) is np.ndarray for i in idx) else None
+    if lanes is not None:
+        addr = _gathered_address(view, idx, lanes)
+        if addr is not None:
+            return Gathered(ctx.mask, lanes, addr), None
+    if not _in_bounds(idx, view.dims):
+        bad: Any = False
+        for i, d in zip(idx, view.dims):
+            bad = bad | (i < 0) | (i >= d)
+        if bad if isinstance(bad, bool | np.bool_) else bad.any():
+            _out_of_bounds(ctx, step, view, idx, bad)
+    elem: Any = _ZERO
     for i, s in zip(idx, view.strides):
-        elem = elem + i * s
-    return view.base + elem * view.size, None
+        if type(i) is np.ndarray and i.dtype == _ZERO.dtype:
+            # int64 lanes: times 1 and 0 plus them are the lanes themselves (no pass)
+            t = i if type(s) is not np.ndarray and s == 1 else i * s
+            elem = t if elem is _ZERO else elem + t
+        else:
+            elem = elem + i * s
+    base = view.base
+    addr = elem * view.size
+    return (addr if type(base) is not np.ndarray and base == 0 else base + addr), None
+
+
+_ZERO = np.int64(0)
+
+
+def _in_bounds(idx: list, dims: tuple) -> bool:
+    """True when every lane's index is inside its dimension, from each lane array's smallest
+    and largest value (no lane temporaries); False also when unsure (lane-varying dims)."""
+    for i, d in zip(idx, dims):
+        if type(d) is np.ndarray:
+            return False
+        if type(i) is np.ndarray:
+            if i.dtype.kind != "i" or not i.size or int(i.min()) < 0 or int(i.max()) >= d:
+                return False
+        elif not 0 <= int(i) < d:
+            return False
+    return True
+
+
+def _gathered_address(view: View, idx: list, lanes: np.ndarray) -> Any:
+    """The byte addresses of the active ``lanes`` only (a mask: the other lanes' addresses are
+    never used), or None when one is out of bounds (the full computation then reports it)."""
+
+    def pick(v: Any) -> Any:
+        return v[lanes] if type(v) is np.ndarray else v
+
+    bad: Any = False
+    elem: Any = np.int64(0)
+    for i, d, s in zip(idx, view.dims, view.strides):
+        i = pick(i)
+        bad = bad | (i < 0) | (i >= pick(d))
+        elem = elem + i * pick(s)
+    if np.any(bad):
+        return None
+    return pick(view.base) + elem * view.size
 
 
 def _out_of_bounds(ctx: Any, step: Any, view: View, idx: list, bad: Any) -> None:
