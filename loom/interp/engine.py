@@ -17,7 +17,9 @@ comparison of a fact against a uniform bound is a guard: under its mask, bounds 
 guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
 ``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
 nested guards intersect them), its mask is written from the boxes, values made from facts
-under it fill only the boxes, and pure ops under one small box compute only its lanes; chunks
+under it fill only the boxes, and pure ops under one small box compute only its lanes; a
+lane-local region under a mask that is exactly one box runs over that box alone, as if it
+were the chunk (:mod:`loom.interp.compact`); chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
@@ -873,14 +875,26 @@ class GridContext(BaseContext):
         env, aff = self.env, self.aff
         saved_slots = [(s, env[s], aff[s]) for s in inputs]
         saved = (n, ext, self.memo, self.recycling, self.corner)
+
+        def rebase(f: A.Fact) -> A.Fact:  # the same lanes counted from the box's corner
+            return (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
+
         try:
             for s, v, f in saved_slots:
                 c = shrink(v)
                 if c is None and v is not None:
                     return None
                 env[s] = c
-                if f is not None:  # the same lanes counted from the box's corner
-                    aff[s] = (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
+                if f is not None:
+                    aff[s] = rebase(f)
+                if type(v) is np.ndarray and v.dtype == bool and (g := self._guard_entry(v))[1]:
+                    # a guard made outside holds on the box's lanes too (a box of the box)
+                    inner = A.intersect_boxes(g[2], boxes) if g[2] is not None else None
+                    if inner is not None:
+                        inner = [
+                            tuple((p - a, q - a) for (p, q), a in zip(b, first)) for b in inner
+                        ]
+                    self._note(c, tuple((rebase(f), lo, hi) for f, lo, hi in g[1]), inner)
             corner = self.corner
             self.corner = first if corner is None else tuple(a + b for a, b in zip(corner, first))
             self.n, self.extents, self.memo, self.recycling = k, sub, None, False

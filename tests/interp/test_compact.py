@@ -173,3 +173,26 @@ def test_the_guard_is_compacted() -> None:
     assert r.findings == []
     np.testing.assert_allclose(out, data.reshape(4, 256).sum(axis=1), rtol=1e-5)
     assert ran.count(True) >= 7  # every pass but possibly the last single-lane one
+
+
+def test_a_guard_made_outside_is_compacted_inside_a_compacted_region() -> None:
+    """``lane < stride`` computed outside the guard on the workgroup id keeps its boxes inside
+    it: the inner region runs over a box of the box (its corner composes)."""
+    corners = []
+    real = engine.GridContext.compacted
+
+    def spy(self, region, args, mask):
+        corner = self.corner
+        out = real(self, region, args, mask)
+        if out is not None:
+            corners.append(corner)
+        return out
+
+    engine.GridContext.compacted = spy
+    try:
+        with paths(True):
+            _, data, out = _args(5)()
+            launch(_module("late-groups"), "reduce_tree", workload=(5,), args=(5, data, out))
+    finally:
+        engine.GridContext.compacted = real
+    assert (0, 0, 2, 0, 0, 0) in corners  # the inner guard ran inside the box of groups 2..4
