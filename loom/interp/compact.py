@@ -19,11 +19,7 @@ import numpy as np
 
 from loom.dsl import Convergent, Pure, Uniformity
 from loom.interp.memory import View
-
-CONTROL = frozenset({"scf.if", "scf.for", "scf.while", "scf.yield", "scf.condition", "scf.switch"})
-"""Structured control ops: they run their regions under per-lane masks of the running lanes."""
-MEMORY = frozenset({"view.load", "view.store"})
-"""Plain element accesses: one element per lane, mapped to workitems by the engine."""
+from loom.interp.semantics import LANE_LOCAL
 
 
 def lane_local(step: Any) -> bool:
@@ -31,8 +27,7 @@ def lane_local(step: Any) -> bool:
     coordinates, collectives, barriers, scratch allocation, calls or atomics)."""
     if step.callee is not None:
         return False
-    name = step.op.name
-    if name in CONTROL or name in MEMORY:
+    if step.op.name in LANE_LOCAL:
         return True
     decl = step.decl
     return (

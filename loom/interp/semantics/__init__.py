@@ -23,6 +23,12 @@ INVARIANT: set[str] = set()
 do not read it: lane invariance comes from the declarations' traits (see
 :func:`loom.interp.compile.lane_invariant`)."""
 
+LANE_LOCAL: set[str] = set()
+"""Names of impure or region-holding ops whose effect on a lane depends only on that lane's
+operands (structured control under per-lane masks, one-element accesses): with the ``Pure``
+ops without ``Uniformity`` they may run over a compacted box of lanes
+(:mod:`loom.interp.compact`)."""
+
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
 
@@ -66,6 +72,11 @@ def semantics(*names: str) -> Callable[[Any], Any]:
 def invariant(*names: str) -> None:
     """Compatibility only: records names in :data:`INVARIANT`, which the engines ignore."""
     INVARIANT.update(names)
+
+
+def lane_local(*names: str) -> None:
+    """Declare ops lane-local (see :data:`LANE_LOCAL`)."""
+    LANE_LOCAL.update(names)
 
 
 def affine(*names: str) -> Callable[[Any], Any]:
