@@ -9,9 +9,14 @@ address has a fact becomes a strided view of the buffer over all lanes instead o
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+_CACHED = 1 << 12
+"""Most remembered results of each pure function of facts and extents below (the same facts
+recur in every chunk and every pass of a loop)."""
 
 Fact = tuple[int, tuple[int, ...]]
 
@@ -48,6 +53,7 @@ def span(f: Fact, extents: tuple) -> tuple[int, int]:
     return lo, hi
 
 
+@lru_cache(maxsize=_CACHED)
 def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     """True when the accesses of ``size`` bytes at ``coeffs`` never overlap between lanes."""
     axes = sorted((abs(c), e) for c, e in zip(coeffs, extents) if e > 1)
@@ -66,6 +72,7 @@ def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
     return tuple(e if c else 1 for c, e in zip(coeffs, extents))
 
 
+@lru_cache(maxsize=_CACHED)
 def lane_strides(extents: tuple) -> tuple[int, ...]:
     """Row-major strides of the lane axes (the flat lane index's coefficients)."""
     out, s = [], 1
@@ -137,6 +144,7 @@ def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.nd
     return np.lib.stride_tricks.as_strided(elems[c0 // size :], extents, coeffs)
 
 
+@lru_cache(maxsize=_CACHED)
 def flat_stride(coeffs: tuple, extents: tuple) -> int | None:
     """``k`` when the fact is ``c0 + k * lane`` (lane = flat index in the chunk), else None."""
     k = None
@@ -179,6 +187,16 @@ Box = tuple[tuple[int, int], ...]
 def interval_boxes(
     f: Fact, extents: tuple, lo: int | None, hi: int | None, most: int = 16
 ) -> list[Box] | None:
+    """The lanes where ``lo <= f <= hi`` as disjoint boxes (see :func:`_interval_boxes`;
+    remembered: a guard's boxes are the same in every chunk of the same shape)."""
+    out = _interval_boxes(f, extents, lo, hi, most)
+    return None if out is None else list(out)
+
+
+@lru_cache(maxsize=_CACHED)
+def _interval_boxes(
+    f: Fact, extents: tuple, lo: int | None, hi: int | None, most: int
+) -> tuple[Box, ...] | None:
     """The lanes where ``lo <= f <= hi`` (a bound of None is absent) as disjoint boxes, when
     the fact's varying axes are digits of a mixed radix (each coefficient's size exceeds the
     reach of every smaller one, as for ``group * size + item``): the lanes in range are then an
@@ -233,7 +251,7 @@ def interval_boxes(
         fixed.pop(d, None)
 
     walk(0, g0, {})
-    return out if len(out) <= most else None
+    return tuple(out) if len(out) <= most else None
 
 
 def intersect_boxes(a: list[Box], b: list[Box], most: int = 16) -> list[Box] | None:

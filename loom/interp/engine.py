@@ -17,7 +17,9 @@ comparison of a fact against a uniform bound is a guard: under its mask, bounds 
 guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
 ``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
 nested guards intersect them), its mask is written from the boxes, values made from facts
-under it fill only the boxes, and pure ops under one small box compute only its lanes; chunks
+under it fill only the boxes, and pure ops under one small box compute only its lanes; a
+lane-local region under a mask that is exactly one box runs over that box alone, as if it
+were the chunk (:mod:`loom.interp.compact`); chunks
 are sized to stay in the CPU caches and write their results into the previous chunk's dead
 arrays (fresh memory costs page faults). ``FAST_PATHS =
 False`` turns these off; tests demand identical memory, findings and errors both ways.
@@ -36,7 +38,7 @@ import numpy as np
 from loom.diagnostics import Diagnostic, DiagnosticSeverity
 from loom.errors import LoomRuntimeError, LoomUsageError
 from loom.interp import affine as A
-from loom.interp import collectives, transfers
+from loom.interp import collectives, compact, transfers
 from loom.interp import sanitizer as san
 from loom.interp.cfg_exec import run_cfg
 from loom.interp.compile import MAX_DEPTH, CFunc, CRegion, Program, find_kernel
@@ -133,6 +135,8 @@ class KernelPlan:
         self.body.body = self.program.compile_region(self.body, regions["body"])
         self.params = regions["body"].entry.args
         self.workload_params = regions["config"].entry.args
+        self.compact_inputs: dict[int, tuple | None] = {}
+        """id(region) -> :func:`loom.interp.compact.region_inputs` of it (computed once)."""
         self.spares: list[dict] = []
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
@@ -353,10 +357,7 @@ class BaseContext:
         boxes = self.guard_boxes() if self.mask is not None else None
         out = self.out_array(step, _I64)
         if out is None:
-            if boxes is not None:
-                out = self.scratch(_I64)
-            else:
-                out = self.produced(step, np.empty(self.n, _I64))
+            out = self.fresh(step, _I64, boxes is not None)
         if boxes is None:
             A.fill_positions(fact, ext, out)
             return out
@@ -399,7 +400,12 @@ class BaseContext:
                 finally:
                     self.mask = saved_mask
             else:
-                yielded = self.run_region(step.regions[r], args, m)
+                region = step.regions[r]
+                yielded = None
+                if type(m) is np.ndarray and FAST_PATHS:
+                    yielded = self.compacted(region, args, m)
+                if yielded is None:
+                    yielded = self.run_region(region, args, m)
             state, action = step.ctrl.resume(self, step, state, yielded)
         return action[1]
 
@@ -430,6 +436,11 @@ class BaseContext:
         element accesses then work on those lanes only), else None."""
         return None
 
+    def compacted(self, region: CRegion, args: Any, mask: np.ndarray) -> tuple | None:
+        """``region``'s results run over the box of lanes ``mask`` is, when it is one box and
+        the region is lane-local (None otherwise: only the grid engine compacts)."""
+        return None
+
     def out_array(self, step: Any, dtype: np.dtype) -> np.ndarray | None:
         """A recycled array for ``step``'s result (only the grid engine recycles)."""
         return None
@@ -437,6 +448,10 @@ class BaseContext:
     def produced(self, step: Any, arr: Any) -> Any:
         """Note a fresh result array (only the grid engine recycles)."""
         return arr
+
+    def fresh(self, step: Any, dtype: np.dtype, partial: bool = False) -> np.ndarray:
+        """A new lane array for ``step``'s result (``partial``: only some lanes are written)."""
+        return np.empty(self.n, dtype)
 
     def _budget(self, step: Any) -> None:
         raise self.error(
@@ -576,6 +591,11 @@ class GridContext(BaseContext):
         self.origin, kext = box
         sx, sy, sz = self.sizes
         self.extents = (*kext, sz, sy, sx) if kext else ()
+        self.chunk_extents = self.extents
+        self.corner: tuple | None = None
+        """While a compacted region runs (see :meth:`compacted`): the corner of its box of
+        lanes in the chunk's lane axes (``n`` and ``extents`` are then the box's)."""
+        self._lane_maps: dict[tuple, np.ndarray] = {}
         self.coords: dict[Any, Any] = {}
         self.live = None
         self.epochs = np.zeros(ngroups, dtype=np.int32)
@@ -626,9 +646,16 @@ class GridContext(BaseContext):
             pool.append(arr)
         return arr
 
+    def fresh(self, step: Any, dtype: np.dtype, partial: bool = False) -> np.ndarray:
+        # results written on a few boxes, or inside a compacted region (whose arrays are not
+        # recycled between chunks): reusable scratch arrays, no page faults
+        if partial or not self.recycling:
+            return self.scratch(dtype)
+        return self.produced(step, np.empty(self.n, dtype))
+
     def produced(self, step: Any, arr: np.ndarray) -> np.ndarray:
         """Note ``arr`` as the fresh result of ``step``'s first run in this chunk."""
-        if self._produced.get(step.index, 0) is None:
+        if self.recycling and self._produced.get(step.index, 0) is None:
             self._produced[step.index] = arr
         return arr
 
@@ -688,6 +715,9 @@ class GridContext(BaseContext):
             else:
 
                 def make() -> np.ndarray:
+                    fact = self.coord_affine(kind, dim)
+                    if fact is not None:  # one pass over the lanes
+                        return A.positions(fact, self.extents)
                     flat = np.tile(np.arange(self.wg, dtype=np.int64), self.ng)
                     return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
 
@@ -746,6 +776,8 @@ class GridContext(BaseContext):
     def coords_of_lane(self, lane: int | None) -> Any:
         if lane is None:
             lane = 0 if self.mask is None or np.ndim(self.mask) == 0 else int(np.argmax(self.mask))
+        if self.corner is not None:
+            lane = int(self.chunk_lanes(np.int64(lane)))
         return self.coords_of_item(self.g0 * self.wg + lane)
 
     def coords_of_item(self, item: int) -> Any:
@@ -834,6 +866,100 @@ class GridContext(BaseContext):
             out = self.scratch(r.dtype)
         out.reshape(ext)[box] = r.reshape(tuple(b.stop - b.start for b in box))
         return out
+
+    def compacted(self, region: CRegion, args: Any, mask: np.ndarray) -> tuple | None:
+        # see loom.interp.compact: the box's lanes alone, unmasked, as if they were the chunk
+        n, ext = self.n, self.extents
+        if self.tracer is not None or not ext or mask.shape != (n,):
+            return None
+        boxes = self._guard_entry(mask)[2]
+        if boxes is None or len(boxes) != 1:
+            return None
+        inputs = self.plan.compact_inputs.get(id(region), ())
+        if inputs == ():
+            inputs = self.plan.compact_inputs[id(region)] = compact.region_inputs(region)
+        if inputs is None:
+            return None
+        first = tuple(a for a, _ in boxes[0])
+        sub = tuple(b - a + 1 for a, b in boxes[0])
+        k = 1
+        for e in sub:
+            k *= e
+        if k >= n:
+            return None
+        box = tuple(slice(a, b + 1) for a, b in boxes[0])
+
+        def shrink(v: Any) -> Any:
+            if type(v) is np.ndarray and v.ndim:
+                return v.reshape(ext)[box].reshape(-1) if v.shape == (n,) else None
+            return None if compact.holds_lanes(v) else v
+
+        cargs = [shrink(v) for v in args]
+        if any(c is None and v is not None for c, v in zip(cargs, args)):
+            return None
+        env, aff = self.env, self.aff
+        saved_slots = [(s, env[s], aff[s]) for s in inputs]
+        saved = (n, ext, self.memo, self.recycling, self.corner)
+
+        def rebase(f: A.Fact) -> A.Fact:  # the same lanes counted from the box's corner
+            return (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
+
+        try:
+            for s, v, f in saved_slots:
+                c = shrink(v)
+                if c is None and v is not None:
+                    return None
+                env[s] = c
+                if f is not None:
+                    aff[s] = rebase(f)
+                if type(v) is np.ndarray and v.dtype == bool and (g := self._guard_entry(v))[1]:
+                    # a guard made outside holds on the box's lanes too (a box of the box)
+                    inner = A.intersect_boxes(g[2], boxes) if g[2] is not None else None
+                    if inner is not None:
+                        inner = [
+                            tuple((p - a, q - a) for (p, q), a in zip(b, first)) for b in inner
+                        ]
+                    self._note(c, tuple((rebase(f), lo, hi) for f, lo, hi in g[1]), inner)
+            corner = self.corner
+            self.corner = first if corner is None else tuple(a + b for a, b in zip(corner, first))
+            self.n, self.extents, self.memo, self.recycling = k, sub, None, False
+            out = self.run_region(region, cargs, None)
+        finally:
+            self.n, self.extents, self.memo, self.recycling, self.corner = saved
+            for s, v, f in saved_slots:
+                env[s], aff[s] = v, f
+        return tuple(self._grow(v, box, sub) for v in out)
+
+    def _grow(self, v: Any, box: tuple, sub: tuple) -> Any:
+        """A compacted region's result over the chunk (lanes outside ``box`` unset)."""
+        if type(v) is not np.ndarray or not v.ndim:
+            return v
+        out = self.scratch(v.dtype)
+        out.reshape(self.extents)[box] = v.reshape(sub)
+        return out
+
+    def chunk_lanes(self, lanes: Any) -> Any:
+        """Chunk lane indices of the running lanes ``lanes`` (they differ while a compacted
+        region runs over a box of the chunk)."""
+        corner = self.corner
+        if corner is None:
+            return lanes
+        key = (corner, self.extents)
+        lane_map = self._lane_maps.get(key)
+        if lane_map is None:
+            strides = A.lane_strides(self.chunk_extents)
+            at = sum(a * s for a, s in zip(corner, strides))
+            lane_map = self._lane_maps[key] = A.positions((at, strides), self.extents)
+            if len(self._lane_maps) > MAX_GUARDED_MASKS:
+                del self._lane_maps[next(iter(self._lane_maps))]
+        if (
+            type(lanes) is np.ndarray
+            and lanes.size == self.n
+            and lanes.size
+            and lanes[-1] == lanes.size - 1
+        ):
+            return lane_map  # every running lane, in order (lanes are sorted and distinct)
+        return lane_map[lanes]
 
     def guard_mask(self, fact: Any, lo: int | None, hi: int | None) -> Any:
         ext = self.extents
@@ -1149,6 +1275,7 @@ class GridContext(BaseContext):
         """Absolute byte positions for ``lanes`` (workgroup/private scratch is per owner)."""
         if buf.space == "global" or not buf.group_bytes:
             return addr
+        lanes = self.chunk_lanes(lanes)
         if buf.space == "workgroup":
             return addr + (lanes // self.wg) * buf.group_bytes
         return addr + lanes * buf.group_bytes
@@ -1290,12 +1417,13 @@ class GridContext(BaseContext):
             return fact[0], None, None
         f = fact[:2]
         if buf.space != "global" and buf.group_bytes:
-            gb = buf.group_bytes
+            gb, cx = buf.group_bytes, self.chunk_extents
             if buf.space == "workgroup":
-                own = (gb * ext[1] * ext[2], gb * ext[2], gb, 0, 0, 0)
+                own = (gb * cx[1] * cx[2], gb * cx[2], gb, 0, 0, 0)
             else:
-                own = tuple(gb * c for c in A.lane_strides(ext))
-            f = (f[0], tuple(a + b for a, b in zip(f[1], own)))
+                own = tuple(gb * c for c in A.lane_strides(cx))
+            at = f[0] + sum(a * c for a, c in zip(self.corner or (), own))
+            f = (at, tuple(a + b for a, b in zip(f[1], own)))
         lo, hi = A.span(f, ext)
         view = None
         room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
@@ -1335,7 +1463,7 @@ class GridContext(BaseContext):
             if m is None:
                 vals = self.out_array(step, dtype)
                 if vals is None:
-                    vals = self.produced(step, np.empty(self.n, dtype))
+                    vals = self.fresh(step, dtype)
                 np.copyto(vals.reshape(ext), view)
             elif (boxes := self.guard_boxes()) is not None:
                 # the active lanes are a few boxes: plain strided copies, no mask
@@ -1438,6 +1566,8 @@ class GridContext(BaseContext):
         """Barrier epochs of ``lanes``' workgroups (None while no barrier ran in this chunk)."""
         if not self._epoch_version:
             return None
+        if type(lanes) is np.ndarray and lanes.size * 4 < self.ng * self.wg:
+            return self.epochs[lanes // self.wg]  # a few lanes: no lane-sized table
         le = self.coords.get("epochs")
         if le is None or le[0] != self._epoch_version:
             le = self.coords["epochs"] = (self._epoch_version, np.repeat(self.epochs, self.wg))
@@ -1446,6 +1576,12 @@ class GridContext(BaseContext):
     def _check_slice(
         self, step: Any, buf: Buf, a0: int, lo: int, hi: int, size: int, raw: Any
     ) -> None:
+        if self.corner is not None:  # the box's lanes are not consecutive workitems
+            if raw is not None:
+                raw = raw.reshape(-1, size)
+            ix = san.SliceIndex(a0, hi - lo, size)
+            self._check(step, buf, ix, np.arange(lo, hi, dtype=np.int64), raw)
+            return
         if self.tracer is not None:
             self.tracer.access(buf, (a0, hi - lo, size), self.g0 * self.wg + lo, raw is not None)
         if buf.shadow is None:
@@ -1478,6 +1614,7 @@ class GridContext(BaseContext):
         atomic: bool = False,
         known: bool = True,
     ) -> None:
+        lanes = self.chunk_lanes(lanes)
         if self.tracer is not None:
             self.tracer.access(buf, byte_pos, lanes + self.g0 * self.wg, raw is not None)
         if buf.shadow is None:

@@ -19,6 +19,12 @@ from typing import Any
 SEMANTICS: dict[str, Any] = {}
 """Op name -> semantics function or :class:`Control`."""
 
+LANE_LOCAL: set[str] = set()
+"""Names of impure or region-holding ops whose effect on a lane depends only on that lane's
+operands (structured control under per-lane masks, one-element accesses): with the ``Pure``
+ops without ``Uniformity`` they may run over a compacted box of lanes
+(:mod:`loom.interp.compact`)."""
+
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
 
@@ -57,6 +63,11 @@ def semantics(*names: str) -> Callable[[Any], Any]:
         return fn
 
     return register
+
+
+def lane_local(*names: str) -> None:
+    """Declare ops lane-local (see :data:`LANE_LOCAL`)."""
+    LANE_LOCAL.update(names)
 
 
 def affine(*names: str) -> Callable[[Any], Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.interp.semantics import Control, done, run, semantics
+from loom.interp.semantics import Control, done, lane_local, run, semantics
 from loom.interp.semantics._util import any_true, where
 
 _I64 = np.int64
@@ -179,6 +179,9 @@ def _switch_resume(ctx: Any, step: Any, state: tuple, yielded: Any) -> tuple:
 
 
 semantics("scf.switch")(Control(_switch_enter, _switch_resume))
+
+# structured control runs its regions under per-lane masks of the running lanes
+lane_local("scf.if", "scf.for", "scf.while", "scf.switch", "scf.yield", "scf.condition")
 
 
 @semantics("scf.lookup")

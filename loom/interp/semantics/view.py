@@ -11,7 +11,7 @@ import numpy as np
 from loom.interp import affine as A
 from loom.interp.memory import Gathered, View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
-from loom.interp.semantics import semantics
+from loom.interp.semantics import lane_local, semantics
 from loom.interp.semantics._combine import COMBINE
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
@@ -212,6 +212,10 @@ def _store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
     else:
         raw = value
     ctx.store(step, view.buf, addr, raw, view.mdtype, contig)
+
+
+# one element per lane, at that lane's own address (the engine maps lanes to workitems)
+lane_local("view.load", "view.store")
 
 
 def _index_affs(ctx: Any, static: Any, idx: Any, first: int) -> tuple:
