@@ -28,6 +28,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from operator import is_
 from typing import Any
 
@@ -229,6 +230,8 @@ class BaseContext:
     """Shared machinery of the engine contexts: running compiled regions with masks."""
 
     n = 1
+    lazies = 0
+    """:class:`~loom.interp.affine.Lazy` values made in this chunk (none: nothing to make)."""
     mask: Any = None
     memo: dict | None = None
     track_affine = True
@@ -279,6 +282,8 @@ class BaseContext:
                     self._budget(step)
                 ins = step.ins
                 if step.ctrl is not None:
+                    if self.lazies:
+                        self._make_lazies(ins, len(ins))
                     res = self._control(step, [env[i] for i in ins])
                     if len(step.outs) == 1:
                         res = res[0]
@@ -296,8 +301,10 @@ class BaseContext:
                         affs = tuple(aff[i] for i in ins)
                         if not ins or any(a is not None for a in affs):
                             fact = rule(self, step, [env[i] for i in ins], affs)
-                            if fact is not None and ins:
-                                res = self._from_fact(step, fact)
+                            if fact is not None:
+                                res = self._lazy(step, fact)
+                    if res is None and self.lazies:
+                        self._make_lazies(ins, step.lazy_from)
                     if res is not None:
                         pass
                     elif step.invariant and memo is not None:
@@ -313,7 +320,7 @@ class BaseContext:
                                 res = self.on_box(step, key[: len(ins)])
                             if res is None:
                                 res = step.fn(self, step, *key[: len(ins)])
-                            if not any(type(v) is np.ndarray for v in key):
+                            if not any(map(A.lanes, key)):
                                 memo[step.index] = (key, res)
                     else:
                         self._ins = ins
@@ -333,18 +340,40 @@ class BaseContext:
         finally:
             self.mask = outer
 
-    def _from_fact(self, step: Any, fact: A.Fact) -> np.ndarray | None:
-        """The result of an op with an affine rule, computed from its fact (the fact is its
-        value on every lane): one pass instead of the op's arithmetic and domain checks, when
-        the fact's span over the chunk is inside the result's domain (no lane can fail) and
-        it varies over the lanes; else None (the op's semantics run)."""
+    def _lazy(self, step: Any, fact: A.Fact) -> A.Lazy | None:
+        """The result of an op with an affine rule as a :class:`~loom.interp.affine.Lazy`
+        value (the fact is its value on every lane), when the fact varies over the lanes and
+        its span over the chunk is inside the result's domain (no lane can fail); else None
+        (the op's semantics run). Its lanes are made only if an op reads them: in one pass
+        from the fact (a coordinate by its semantics), instead of the op's arithmetic and
+        domain checks."""
         ext = self.extents
         if not any(c and e > 1 for c, e in zip(fact[1], ext)):
             return None
-        lo, hi = A.span(fact, ext)
-        if lo < step.floor or hi >= 2**63:
-            return None
-        boxes = self.guard_boxes() if self.mask is not None else None
+        if not step.ins:  # a coordinate
+            make = partial(step.fn, self, step)
+        else:
+            lo, hi = A.span(fact, ext)
+            if lo < step.floor or hi >= 2**63:
+                return None
+            boxes = self.guard_boxes() if self.mask is not None else None
+            make = partial(self._from_fact, step, fact, boxes)
+        self.lazies += 1
+        return A.Lazy(fact, make)
+
+    def _make_lazies(self, ins: tuple, first: int) -> None:
+        """Make the :class:`~loom.interp.affine.Lazy` values among operands ``ins`` before
+        position ``first`` into lane arrays (in the environment)."""
+        env = self.env
+        for i in ins[:first]:
+            v = env[i]
+            if type(v) is A.Lazy:
+                env[i] = v.get()
+
+    def _from_fact(self, step: Any, fact: A.Fact, boxes: list | None) -> np.ndarray:
+        """The lanes of ``fact`` (the result of ``step``); only those of ``boxes`` (slices
+        per lane axis) when given: the active lanes when the value was made."""
+        ext = self.extents
         out = self.out_array(step, _I64)
         if out is None:
             if boxes is not None:
@@ -460,7 +489,7 @@ class BaseContext:
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
         func = self._func_of_env()
-        return self.env[func.slots[v.id]]
+        return A.values(self.env[func.slots[v.id]])
 
     def _func_of_env(self) -> CFunc:
         raise NotImplementedError
@@ -562,6 +591,7 @@ class GridContext(BaseContext):
         self._epoch_version = 0
         self.mask = None
         self.steps = 0
+        self.lazies = 0
         self._range_cache: tuple | None = None
         self._box_cache: tuple | None = None
         self._guards: dict[int, tuple] = {}
