@@ -697,8 +697,10 @@ class GridContext(BaseContext):
                     return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
 
                 v = self._per_shape(key, make)
-        elif kind == "workgroup" and self.ng > 1 and self.coord_affine(kind, dim) is not None:
-            v = A.positions(self.coord_affine(kind, dim), self.extents)
+        elif kind == "workgroup" and self.ng > 1 and self.extents:
+            a = self.coord_affine(kind, dim)
+            # one coordinate for the whole box of workgroups: a uniform value
+            v = np.int64(self.origin[2 - d]) if a is None else A.positions(a, self.extents)
         elif kind == "workgroup":
             if self.ng == 1:
                 g = self.g0
@@ -764,6 +766,8 @@ class GridContext(BaseContext):
         mask = self.mask
         if mask is None:
             return cond
+        if type(cond) is not np.ndarray and cond:
+            return mask  # a uniform true condition: the same lanes, the same guards
         out = mask & cond
         if type(out) is np.ndarray:
             a, b = self._guard_entry(mask), self._guard_entry(cond)
@@ -1284,7 +1288,9 @@ class GridContext(BaseContext):
         view = None
         room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
         distinct = values is None or fact[2] or A.injective(f[1], ext, size)
-        if lo >= 0 and hi + size <= room and distinct:
+        if lo >= 0 and distinct and (hi + size <= room or self._boxes_fit(f, room - size)):
+            # (past the end only when every active lane is in range: lanes outside the
+            # guard's boxes are never read or written)
             view = A.strided(buf.data, f, ext, dtype)
         if view is None:
             return None, A.positions(fact, ext), None
@@ -1303,9 +1309,14 @@ class GridContext(BaseContext):
                 # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
                 shadow_ix = san.AffineIndex(f, ext, size)
-            elif mask is not None and (box := self.exact_box()) is not None:
-                # the active lanes are a box: the same over the box (when it fits)
-                shadow_ix, lanes = self._box_index(f, box, buf, size, values is None)
+            elif mask is not None and (boxes := self.guard_boxes()) is not None:
+                # the active lanes are a box: the same over the box (when it fits); a few
+                # boxes with no two active lanes at one position (``fact[2]``: in-bounds
+                # lanes of a separable access never share one): the same per box
+                if len(boxes) == 1:
+                    shadow_ix, lanes = self._box_index(f, boxes[0], buf, size, values is None)
+                elif boxes and (fact[2] or A.injective(f[1], ext, size)):
+                    shadow_ix, lanes = self._boxes_index(f, boxes, buf, size)
             if shadow_ix is None:
                 at = A.positions(f, ext)
                 if mask is None:
@@ -1355,6 +1366,19 @@ class GridContext(BaseContext):
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
         return None, None, True
 
+    def _boxes_fit(self, f: tuple, top: int) -> bool:
+        """True when the active lanes are a few boxes of the mask's guards over each of which
+        ``f`` stays at most ``top``."""
+        boxes = self._guard_entry(self.mask)[2] if self.mask is not None else None
+        if not boxes:
+            return False
+        for box in boxes:
+            first = f[0] + sum(c * (a if c > 0 else b) for c, (a, b) in zip(f[1], box))
+            last = first + sum(abs(c) * (b - a) for c, (a, b) in zip(f[1], box))
+            if last > top:
+                return False
+        return True
+
     def _box_index(self, f: tuple, box: tuple, buf: Buf, size: int, read: bool) -> tuple:
         """(sanitizer index, lanes) of an access at fact ``f`` by exactly the lanes of
         ``box`` (slices per lane axis), or (None, None) when it does not fit."""
@@ -1370,6 +1394,18 @@ class GridContext(BaseContext):
         strides = A.lane_strides(self.extents)
         lanes = A.positions((sum(a * s for a, s in zip(first, strides)), strides), sub)
         return san.AffineIndex(fsub, sub, size), lanes
+
+    def _boxes_index(self, f: tuple, boxes: list, buf: Buf, size: int) -> tuple:
+        """(sanitizer index, lanes) of an injective access at fact ``f`` by the lanes of
+        several boxes, box after box, or (None, None) when one does not fit."""
+        parts, lanes = [], []
+        for box in boxes:
+            ix, ln = self._box_index(f, box, buf, size, False)
+            if ix is None:
+                return None, None
+            parts.append(ix)
+            lanes.append(ln)
+        return san.BoxesIndex(parts), np.concatenate(lanes)
 
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
