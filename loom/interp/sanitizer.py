@@ -684,9 +684,7 @@ def _in_range_mode(kind: str, sh: Shadow, ix: Any, items: Any, epochs: Any, op: 
 
 def _index(ix: Any, sh: Shadow) -> Any:
     ix = (
-        ix
-        if isinstance(ix, SliceIndex | FancyIndex | AffineIndex | BoxesIndex)
-        else FancyIndex(ix)
+        ix if isinstance(ix, SliceIndex | FancyIndex | AffineIndex | BoxesIndex) else FancyIndex(ix)
     )
     return ix.bind(sh)
 
