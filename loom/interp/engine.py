@@ -867,13 +867,15 @@ class GridContext(BaseContext):
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
-        table[id(mask)] = (mask, guards, boxes)
+        slices = None if boxes is None else [tuple(slice(a, b + 1) for a, b in x) for x in boxes]
+        table[id(mask)] = (mask, guards, boxes, slices)
 
     def _guard_entry(self, mask: Any) -> tuple:
-        """(mask, guards, boxes): ``boxes`` (disjoint, inclusive ranges per lane axis) when
-        the mask is precisely their union, else None."""
+        """(mask, guards, boxes, slices): ``boxes`` (disjoint, inclusive ranges per lane
+        axis) when the mask is precisely their union, else None; ``slices`` the same as
+        slices."""
         entry = self._guards.get(id(mask))
-        return entry if entry is not None and entry[0] is mask else (mask, (), None)
+        return entry if entry is not None and entry[0] is mask else (mask, (), None, None)
 
     def _guards_of(self, mask: Any) -> tuple:
         return self._guard_entry(mask)[1]
@@ -883,10 +885,7 @@ class GridContext(BaseContext):
         the mask's guards (None when unknown)."""
         if self.mask is None:
             return None
-        boxes = self._guard_entry(self.mask)[2]
-        if boxes is None:
-            return None
-        return [tuple(slice(a, b + 1) for a, b in box) for box in boxes]
+        return self._guard_entry(self.mask)[3]
 
     def exact_box(self) -> tuple | None:
         """The box of lanes when the active lanes are exactly one box (else None)."""
