@@ -12,7 +12,8 @@ objects; a chunk is a box of workgroups (whole planes, whole rows or part of a r
 values built from coordinates, sizes, counts, arguments and constants carry affine facts over
 its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
 of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
-whose fact proves its result in range is computed from the fact (no arithmetic checks); a
+whose fact proves its result in range is computed from the fact (no arithmetic checks), and
+only if an op reads its lanes (:class:`~loom.interp.affine.Lazy`); a
 comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
 guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
 ``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
