@@ -26,6 +26,40 @@ def uniform(v: Any) -> bool:
     return np.ndim(v) == 0
 
 
+class Lazy:
+    """A lane-varying value known by its fact whose lane array is made only when an op reads
+    its lanes (most index values are only compared against uniform bounds or used as
+    addresses, which the facts answer). The grid engine hands one only to ops registered with
+    :func:`loom.interp.semantics.lazy_operands`; every other op gets the array."""
+
+    __slots__ = ("fact", "make", "value")
+    ndim = 1
+
+    def __init__(self, fact: Fact, make: Any) -> None:
+        self.fact = fact
+        self.make = make
+        self.value: np.ndarray | None = None
+
+    def get(self) -> np.ndarray:
+        """The lane array (made on the first call)."""
+        v = self.value
+        if v is None:
+            v = self.value = self.make()
+            self.make = None
+        return v
+
+
+def lanes(v: Any) -> bool:
+    """True for a lane array or a :class:`Lazy` one."""
+    t = type(v)
+    return t is np.ndarray or t is Lazy
+
+
+def values(v: Any) -> Any:
+    """``v`` with a :class:`Lazy` value made into its lane array."""
+    return v.get() if type(v) is Lazy else v
+
+
 def plus(f: Fact, k: int) -> Fact:
     """``f + k`` for a uniform ``k``."""
     return (f[0] + k, f[1])

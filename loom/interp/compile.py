@@ -12,7 +12,7 @@ from typing import Any
 
 from loom.dsl import Declaration, OpDef, Pure, Uniformity
 from loom.errors import LoomRuntimeError
-from loom.interp.semantics import AFFINE_RULES, SEMANTICS, Control
+from loom.interp.semantics import AFFINE_RULES, LAZY_OPERANDS, SEMANTICS, Control
 from loom.ir import Block, Module, Operation, Region, Value
 from loom.opview import operand_groups
 from loom.registry import OpRegistry, as_registry
@@ -44,6 +44,7 @@ class Step:
         "invariant",
         "keys",
         "floor",
+        "lazy_from",
     )
 
     def __init__(self, op: Operation, decl: OpDef, func: CFunc, index: int) -> None:
@@ -68,6 +69,8 @@ class Step:
         self.fields: dict[str, tuple[int, int]] = fields
         self.term = decl.is_terminator
         self.aff = AFFINE_RULES.get(op.name)
+        self.lazy_from: int = LAZY_OPERANDS.get(op.name, len(self.ins))
+        """Operands from this position may be unmade lane arrays (see ``LAZY_OPERANDS``)."""
         self.regions: tuple[CRegion | None, ...] = ()
         self.cache: dict[str, Any] = {}
         self.callee: CFunc | None = None

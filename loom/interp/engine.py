@@ -12,7 +12,8 @@ objects; a chunk is a box of workgroups (whole planes, whole rows or part of a r
 values built from coordinates, sizes, counts, arguments and constants carry affine facts over
 its six lane axes (:mod:`loom.interp.affine`) and their loads and stores become strided views
 of the buffer, workgroup memory included (bounds from the facts, never from the lanes); an op
-whose fact proves its result in range is computed from the fact (no arithmetic checks); a
+whose fact proves its result in range is computed from the fact (no arithmetic checks), and
+only if an op reads its lanes (:class:`~loom.interp.affine.Lazy`); a
 comparison of a fact against a uniform bound is a guard: under its mask, bounds come from the
 guard and strided accesses touch only the guarded box of lanes (a guard on digit-like axes,
 ``group * size + item``, is exactly a few boxes: :func:`~loom.interp.affine.interval_boxes`;
@@ -30,6 +31,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from operator import is_
 from typing import Any
 
@@ -239,6 +241,8 @@ class BaseContext:
     """Shared machinery of the engine contexts: running compiled regions with masks."""
 
     n = 1
+    lazies = 0
+    """:class:`~loom.interp.affine.Lazy` values made in this chunk (none: nothing to make)."""
     mask: Any = None
     memo: dict | None = None
     track_affine = True
@@ -289,6 +293,8 @@ class BaseContext:
                     self._budget(step)
                 ins = step.ins
                 if step.ctrl is not None:
+                    if self.lazies:
+                        self._make_lazies(ins, len(ins))
                     res = self._control(step, [env[i] for i in ins])
                     if len(step.outs) == 1:
                         res = res[0]
@@ -306,8 +312,10 @@ class BaseContext:
                         affs = tuple(aff[i] for i in ins)
                         if not ins or any(a is not None for a in affs):
                             fact = rule(self, step, [env[i] for i in ins], affs)
-                            if fact is not None and ins:
-                                res = self._from_fact(step, fact)
+                            if fact is not None:
+                                res = self._lazy(step, fact)
+                    if res is None and self.lazies:
+                        self._make_lazies(ins, step.lazy_from)
                     if res is not None:
                         pass
                     elif step.invariant and memo is not None:
@@ -323,7 +331,7 @@ class BaseContext:
                                 res = self.on_box(step, key[: len(ins)])
                             if res is None:
                                 res = step.fn(self, step, *key[: len(ins)])
-                            if not any(type(v) is np.ndarray for v in key):
+                            if not any(map(A.lanes, key)):
                                 memo[step.index] = (key, res)
                     else:
                         self._ins = ins
@@ -343,18 +351,40 @@ class BaseContext:
         finally:
             self.mask = outer
 
-    def _from_fact(self, step: Any, fact: A.Fact) -> np.ndarray | None:
-        """The result of an op with an affine rule, computed from its fact (the fact is its
-        value on every lane): one pass instead of the op's arithmetic and domain checks, when
-        the fact's span over the chunk is inside the result's domain (no lane can fail) and
-        it varies over the lanes; else None (the op's semantics run)."""
+    def _lazy(self, step: Any, fact: A.Fact) -> A.Lazy | None:
+        """The result of an op with an affine rule as a :class:`~loom.interp.affine.Lazy`
+        value (the fact is its value on every lane), when the fact varies over the lanes and
+        its span over the chunk is inside the result's domain (no lane can fail); else None
+        (the op's semantics run). Its lanes are made only if an op reads them: in one pass
+        from the fact (a coordinate by its semantics), instead of the op's arithmetic and
+        domain checks."""
         ext = self.extents
         if not any(c and e > 1 for c, e in zip(fact[1], ext)):
             return None
-        lo, hi = A.span(fact, ext)
-        if lo < step.floor or hi >= 2**63:
-            return None
-        boxes = self.guard_boxes() if self.mask is not None else None
+        if not step.ins:  # a coordinate
+            make = partial(step.fn, self, step)
+        else:
+            lo, hi = A.span(fact, ext)
+            if lo < step.floor or hi >= 2**63:
+                return None
+            boxes = self.guard_boxes() if self.mask is not None else None
+            make = partial(self._from_fact, step, fact, boxes)
+        self.lazies += 1
+        return A.Lazy(fact, make)
+
+    def _make_lazies(self, ins: tuple, first: int) -> None:
+        """Make the :class:`~loom.interp.affine.Lazy` values among operands ``ins`` before
+        position ``first`` into lane arrays (in the environment)."""
+        env = self.env
+        for i in ins[:first]:
+            v = env[i]
+            if type(v) is A.Lazy:
+                env[i] = v.get()
+
+    def _from_fact(self, step: Any, fact: A.Fact, boxes: list | None) -> np.ndarray:
+        """The lanes of ``fact`` (the result of ``step``); only those of ``boxes`` (slices
+        per lane axis) when given: the active lanes when the value was made."""
+        ext = self.extents
         out = self.out_array(step, _I64)
         if out is None:
             out = self.fresh(step, _I64, boxes is not None)
@@ -491,7 +521,7 @@ class BaseContext:
     def value_of(self, v: Any) -> Any:
         """The current value of SSA value ``v`` (for dynamic dims)."""
         func = self._func_of_env()
-        return self.env[func.slots[v.id]]
+        return A.values(self.env[func.slots[v.id]])
 
     def _func_of_env(self) -> CFunc:
         raise NotImplementedError
@@ -602,6 +632,7 @@ class GridContext(BaseContext):
         self._epoch_version = 0
         self.mask = None
         self.steps = 0
+        self.lazies = 0
         self._range_cache: tuple | None = None
         self._lanes_cache: tuple | None = None
         self._box_cache: tuple | None = None
@@ -722,8 +753,10 @@ class GridContext(BaseContext):
                     return (flat % sx, (flat // sx) % sy, flat // (sx * sy))[d]
 
                 v = self._per_shape(key, make)
-        elif kind == "workgroup" and self.ng > 1 and self.coord_affine(kind, dim) is not None:
-            v = A.positions(self.coord_affine(kind, dim), self.extents)
+        elif kind == "workgroup" and self.ng > 1 and self.extents:
+            a = self.coord_affine(kind, dim)
+            # one coordinate for the whole box of workgroups: a uniform value
+            v = np.int64(self.origin[2 - d]) if a is None else A.positions(a, self.extents)
         elif kind == "workgroup":
             if self.ng == 1:
                 g = self.g0
@@ -791,6 +824,8 @@ class GridContext(BaseContext):
         mask = self.mask
         if mask is None:
             return cond
+        if type(cond) is not np.ndarray and cond:
+            return mask  # a uniform true condition: the same lanes, the same guards
         out = mask & cond
         if type(out) is np.ndarray:
             a, b = self._guard_entry(mask), self._guard_entry(cond)
@@ -984,13 +1019,15 @@ class GridContext(BaseContext):
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
-        table[id(mask)] = (mask, guards, boxes)
+        slices = None if boxes is None else [tuple(slice(a, b + 1) for a, b in x) for x in boxes]
+        table[id(mask)] = (mask, guards, boxes, slices)
 
     def _guard_entry(self, mask: Any) -> tuple:
-        """(mask, guards, boxes): ``boxes`` (disjoint, inclusive ranges per lane axis) when
-        the mask is precisely their union, else None."""
+        """(mask, guards, boxes, slices): ``boxes`` (disjoint, inclusive ranges per lane
+        axis) when the mask is precisely their union, else None; ``slices`` the same as
+        slices."""
         entry = self._guards.get(id(mask))
-        return entry if entry is not None and entry[0] is mask else (mask, (), None)
+        return entry if entry is not None and entry[0] is mask else (mask, (), None, None)
 
     def _guards_of(self, mask: Any) -> tuple:
         return self._guard_entry(mask)[1]
@@ -1000,10 +1037,7 @@ class GridContext(BaseContext):
         the mask's guards (None when unknown)."""
         if self.mask is None:
             return None
-        boxes = self._guard_entry(self.mask)[2]
-        if boxes is None:
-            return None
-        return [tuple(slice(a, b + 1) for a, b in box) for box in boxes]
+        return self._guard_entry(self.mask)[3]
 
     def exact_box(self) -> tuple | None:
         """The box of lanes when the active lanes are exactly one box (else None)."""
@@ -1428,7 +1462,9 @@ class GridContext(BaseContext):
         view = None
         room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
         distinct = values is None or fact[2] or A.injective(f[1], ext, size)
-        if lo >= 0 and hi + size <= room and distinct:
+        if lo >= 0 and distinct and (hi + size <= room or self._boxes_fit(f, room - size)):
+            # (past the end only when every active lane is in range: lanes outside the
+            # guard's boxes are never read or written)
             view = A.strided(buf.data, f, ext, dtype)
         if view is None:
             return None, A.positions(fact, ext), None
@@ -1447,9 +1483,14 @@ class GridContext(BaseContext):
                 # every lane, no two overlapping: the shadow follows the same strided view
                 lanes = san.lane_range(self.n)
                 shadow_ix = san.AffineIndex(f, ext, size)
-            elif mask is not None and (box := self.exact_box()) is not None:
-                # the active lanes are a box: the same over the box (when it fits)
-                shadow_ix, lanes = self._box_index(f, box, buf, size, values is None)
+            elif mask is not None and (boxes := self.guard_boxes()) is not None:
+                # the active lanes are a box: the same over the box (when it fits); a few
+                # boxes with no two active lanes at one position (``fact[2]``: in-bounds
+                # lanes of a separable access never share one): the same per box
+                if len(boxes) == 1:
+                    shadow_ix, lanes = self._box_index(f, boxes[0], buf, size, values is None)
+                elif boxes and (fact[2] or A.injective(f[1], ext, size)):
+                    shadow_ix, lanes = self._boxes_index(f, boxes, buf, size)
             if shadow_ix is None:
                 at = A.positions(f, ext)
                 if mask is None:
@@ -1499,6 +1540,19 @@ class GridContext(BaseContext):
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
         return None, None, True
 
+    def _boxes_fit(self, f: tuple, top: int) -> bool:
+        """True when the active lanes are a few boxes of the mask's guards over each of which
+        ``f`` stays at most ``top``."""
+        boxes = self._guard_entry(self.mask)[2] if self.mask is not None else None
+        if not boxes:
+            return False
+        for box in boxes:
+            first = f[0] + sum(c * (a if c > 0 else b) for c, (a, b) in zip(f[1], box))
+            last = first + sum(abs(c) * (b - a) for c, (a, b) in zip(f[1], box))
+            if last > top:
+                return False
+        return True
+
     def _box_index(self, f: tuple, box: tuple, buf: Buf, size: int, read: bool) -> tuple:
         """(sanitizer index, lanes) of an access at fact ``f`` by exactly the lanes of
         ``box`` (slices per lane axis), or (None, None) when it does not fit."""
@@ -1514,6 +1568,18 @@ class GridContext(BaseContext):
         strides = A.lane_strides(self.extents)
         lanes = A.positions((sum(a * s for a, s in zip(first, strides)), strides), sub)
         return san.AffineIndex(fsub, sub, size), lanes
+
+    def _boxes_index(self, f: tuple, boxes: list, buf: Buf, size: int) -> tuple:
+        """(sanitizer index, lanes) of an injective access at fact ``f`` by the lanes of
+        several boxes, box after box, or (None, None) when one does not fit."""
+        parts, lanes = [], []
+        for box in boxes:
+            ix, ln = self._box_index(f, box, buf, size, False)
+            if ix is None:
+                return None, None
+            parts.append(ix)
+            lanes.append(ln)
+        return san.BoxesIndex(parts), np.concatenate(lanes)
 
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None

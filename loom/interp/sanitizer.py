@@ -621,6 +621,83 @@ class AffineIndex:
         return int(self.starts[r]) + c * self.g
 
 
+class BoxesIndex:
+    """Accesses over several disjoint boxes of lanes, one :class:`AffineIndex` each, no two at
+    the same position: rows come box after box (the caller's ``items`` in the same order, so
+    not ascending; reports name the lowest workitem, see :func:`_first_bad`)."""
+
+    __slots__ = ("parts", "size", "g", "n", "_starts")
+    contiguous = False
+    distinct = True
+
+    def __init__(self, parts: list[AffineIndex]) -> None:
+        self.parts = parts
+        self.size = parts[0].size
+        self.n = sum(p.n for p in parts)
+        self.g = 1
+        self._starts: np.ndarray | None = None
+
+    @property
+    def starts(self) -> np.ndarray:
+        """First byte of every access."""
+        if self._starts is None:
+            self._starts = np.concatenate([p.starts for p in self.parts])
+        return self._starts
+
+    def bind(self, sh: Shadow) -> BoxesIndex:
+        """Fit the shadow's granule to every part (then bind them all to the final one)."""
+        for p in self.parts:
+            p.bind(sh)
+        for p in self.parts:
+            p.bind(sh)
+        self.g = sh.g
+        return self
+
+    def bounds(self) -> tuple[int, int]:
+        """First and one-past-last granule touched."""
+        b = [p.bounds() for p in self.parts]
+        return min(x[0] for x in b), max(x[1] for x in b)
+
+    def key(self, items: Any) -> None:
+        """Strided accesses never take the same-workitems shortcut."""
+        return None
+
+    def get(self, arr: np.ndarray) -> np.ndarray:
+        """The shadow rows (a copy)."""
+        return np.concatenate([p.get(arr) for p in self.parts])
+
+    def put(self, arr: np.ndarray, value: Any) -> None:
+        """Assign rows (a scalar, a column per access, or full rows)."""
+        if np.ndim(value) == 0:
+            for p in self.parts:
+                p.put(arr, value)
+            return
+        k = 0
+        for p in self.parts:
+            p.put(arr, value[k : k + p.n])
+            k += p.n
+
+    def put_stamps(self, arr: np.ndarray, items: Any) -> None:
+        """Record the accesses' workitems (stamp = id + 1) in rows."""
+        self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
+
+    def data_rows(self, data: np.ndarray) -> np.ndarray:
+        """The buffer bytes of each access."""
+        return np.concatenate([p.data_rows(data) for p in self.parts])
+
+    def byte_at(self, r: int, c: int) -> int:
+        """Byte position of granule column ``c`` of row ``r``."""
+        return int(self.starts[r]) + c * self.g
+
+
+def _first_bad(sel: np.ndarray, items: np.ndarray) -> tuple[int, int]:
+    """(row, granule column) of the first selected granule of the lowest workitem among the
+    selected rows (with ascending ``items``: the first selected granule)."""
+    rows = np.flatnonzero(sel.any(axis=-1))
+    r = int(rows[np.argmin(items[rows])])
+    return r, int(np.flatnonzero(sel[r])[0])
+
+
 def _overlapping(ranges: tuple[list, list], start: int, end: int) -> list[int]:
     """Indices of the recorded (disjoint, sorted) slices overlapping bytes ``start..end-1``."""
     starts, recs = ranges
@@ -647,12 +724,16 @@ def _in_range_mode(kind: str, sh: Shadow, ix: Any, items: Any, epochs: Any, op: 
 
 
 def _index(ix: Any, sh: Shadow) -> Any:
-    ix = ix if isinstance(ix, SliceIndex | FancyIndex | AffineIndex) else FancyIndex(ix)
+    ix = (
+        ix if isinstance(ix, SliceIndex | FancyIndex | AffineIndex | BoxesIndex) else FancyIndex(ix)
+    )
     return ix.bind(sh)
 
 
 def _n_of(ix: Any) -> int:
-    return ix.n if ix.contiguous or type(ix) is AffineIndex else int(ix.starts.size)
+    if ix.contiguous or type(ix) is AffineIndex or type(ix) is BoxesIndex:
+        return ix.n
+    return int(ix.starts.size)
 
 
 def _conflict(
@@ -668,7 +749,12 @@ def _conflict(
     if not cand.any():
         return cand
     prev_epoch = prev_epoch_fn()
-    same_group = ((prev - 1) // wg) == ((stamps - 1) // wg)
+    wg = int(wg)
+    if wg & (wg - 1) == 0:  # a power of two: a shift is the same floor division, faster
+        k = wg.bit_length() - 1
+        same_group = ((prev - 1) >> k) == ((stamps - 1) >> k)
+    else:
+        same_group = ((prev - 1) // wg) == ((stamps - 1) // wg)
     concurrent = (~same_group) if not workgroup_memory else np.zeros_like(same_group)
     return cand & (concurrent | (same_group & (prev_epoch == epochs)))
 
@@ -841,7 +927,7 @@ def check_read(
         init = ix.get(sh.init)
         if not init.all():
             uninit = ~init
-            k = np.argwhere(uninit)[0]
+            k = _first_bad(uninit, _item_ids(items, n))
             n_bad = int(uninit.any(axis=-1).sum())
             if f.tracer is not None:
                 f.tracer.flag(buf, "uninit", _granule_bytes(ix, uninit), ix.g)
@@ -1077,7 +1163,7 @@ def _report_pairs(
     # one report per distinct earlier op
     for op_index in np.unique(ops):
         sel = bad & (prev_op == op_index)
-        r, c = np.argwhere(sel)[0]
+        r, c = _first_bad(sel, items)
         other = f.program.steps[int(op_index)]
         f.add(
             kind,

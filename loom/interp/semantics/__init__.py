@@ -28,6 +28,11 @@ ops without ``Uniformity`` they may run over a compacted box of lanes
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
 
+LAZY_OPERANDS: dict[str, int] = {}
+"""Op name -> position of its first operand that may be an unmade lane array
+(:class:`loom.interp.affine.Lazy`; the semantics make it with ``affine.values`` where they
+read its lanes)."""
+
 
 @dataclass(frozen=True)
 class Control:
@@ -79,6 +84,13 @@ def affine(*names: str) -> Callable[[Any], Any]:
         return fn
 
     return register
+
+
+def lazy_operands(first: int, *names: str) -> None:
+    """Let the operands from position ``first`` of these ops be :class:`~loom.interp.affine.Lazy`
+    (their semantics answer from the operands' facts when they can)."""
+    for name in names:
+        LAZY_OPERANDS[name] = first
 
 
 def _load_all() -> None:

@@ -13,7 +13,7 @@ from loom.interp.numerics import (
     popcount,
     rotate_left,
 )
-from loom.interp.semantics import affine, semantics
+from loom.interp.semantics import affine, lazy_operands, semantics
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 _I64 = np.int64
@@ -187,12 +187,12 @@ def _uniform_cmp(ctx: Any, fn: Any, a: Any, b: Any) -> Any:
     if len(affs) != 2:
         return None
     fa, fb = affs
-    if fa is not None and type(b) is not np.ndarray and type(a) is np.ndarray:
+    if fa is not None and not A.lanes(b) and A.lanes(a):
         ends = A.span(fa, ctx.extents)
         if ends[0] < -(2**63) or ends[1] >= 2**63:
             return None
         first, last = (fn(_I64(e), b) for e in ends)
-    elif fb is not None and type(a) is not np.ndarray and type(b) is np.ndarray:
+    elif fb is not None and not A.lanes(a) and A.lanes(b):
         ends = A.span(fb, ctx.extents)
         if ends[0] < -(2**63) or ends[1] >= 2**63:
             return None
@@ -210,10 +210,11 @@ def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
         r = _uniform_cmp(ctx, fn, a, b)
         if r is not None:
             return r
-    if predicate in _GUARDS and (type(a) is np.ndarray or type(b) is np.ndarray):
+    if predicate in _GUARDS and (A.lanes(a) or A.lanes(b)):
         r = _guard_mask(ctx, predicate, a, b)
         if r is not None:
             return r
+    a, b = A.values(a), A.values(b)
     if unsigned:
         a, b = a.view(np.uint64), b.view(np.uint64)
     r = fn(a, b)
@@ -221,6 +222,8 @@ def _cmp(ctx: Any, step: Any, a: Any, b: Any) -> Any:
         _note_guard(ctx, predicate, a, b, r)
     return r
 
+
+lazy_operands(0, "index.cmp")
 
 _GUARDS = {
     # predicate -> bounds (lo, hi) of the affine left operand given the uniform right one b,
@@ -240,9 +243,9 @@ def _guard_mask(ctx: Any, predicate: str, a: Any, b: Any) -> Any:
     if len(affs) != 2:
         return None
     left, right = _GUARDS[predicate]
-    if affs[0] is not None and type(b) is not np.ndarray:
+    if affs[0] is not None and not A.lanes(b):
         return ctx.guard_mask(affs[0], *left(int(b)))
-    if affs[1] is not None and type(a) is not np.ndarray:
+    if affs[1] is not None and not A.lanes(a):
         return ctx.guard_mask(affs[1], *right(int(a)))
     return None
 

@@ -11,7 +11,7 @@ import numpy as np
 from loom.interp import affine as A
 from loom.interp.memory import Gathered, View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
-from loom.interp.semantics import lane_local, semantics
+from loom.interp.semantics import lane_local, lazy_operands, semantics
 from loom.interp.semantics._combine import COMBINE
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
@@ -34,6 +34,7 @@ def _address(ctx: Any, step: Any, view: View, idx: list, affs: tuple) -> tuple[A
     contig = _contiguous(ctx, view, idx, affs) if affs else None
     if contig is not None:
         return None, contig
+    idx = [A.values(i) for i in idx]
     static = view.static
     if static is not None and not any(type(i) is np.ndarray for i in idx):
         # every index lane-uniform (always so in the stepper): exact Python-int arithmetic
@@ -131,7 +132,7 @@ def _contiguous(ctx: Any, view: View, idx: list, affs: tuple) -> Any:
     c0, co, varying = 0, [0] * len(ext), False
     facts = []
     for i, f, d, s in zip(idx, affs, dims, strides):
-        if type(i) is np.ndarray:
+        if A.lanes(i):
             if f is None:
                 return None
             facts.append(f[1])
@@ -169,6 +170,7 @@ def _active_span(ctx: Any, f: tuple, lanes: np.ndarray) -> tuple:
     if k is None and type(mask) is np.ndarray:
         if not mask.any():
             return (-1, -1)
+        lanes = A.values(lanes)
         big = np.iinfo(np.int64)
         lo = np.min(lanes, where=mask, initial=big.max)
         return int(lo), int(np.max(lanes, where=mask, initial=big.min))
@@ -216,6 +218,8 @@ def _store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
 
 # one element per lane, at that lane's own address (the engine maps lanes to workitems)
 lane_local("view.load", "view.store")
+lazy_operands(1, "view.load")
+lazy_operands(2, "view.store")
 
 
 def _index_affs(ctx: Any, static: Any, idx: Any, first: int) -> tuple:
