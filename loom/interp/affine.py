@@ -9,6 +9,7 @@ address has a fact becomes a strided view of the buffer over all lanes instead o
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ def span(f: Fact, extents: tuple) -> tuple[int, int]:
     return lo, hi
 
 
+@lru_cache(maxsize=4096)
 def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     """True when the accesses of ``size`` bytes at ``coeffs`` never overlap between lanes."""
     axes = sorted((abs(c), e) for c, e in zip(coeffs, extents) if e > 1)
@@ -59,6 +61,7 @@ def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
 def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
     """``extents`` with every axis ``coeffs`` does not depend on collapsed to 1: lanes along
     such axes share one position, so :func:`injective` over these says whether lanes at
@@ -66,6 +69,7 @@ def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
     return tuple(e if c else 1 for c, e in zip(coeffs, extents))
 
 
+@lru_cache(maxsize=4096)
 def lane_strides(extents: tuple) -> tuple[int, ...]:
     """Row-major strides of the lane axes (the flat lane index's coefficients)."""
     out, s = [], 1
@@ -112,10 +116,15 @@ def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.nd
     c0, coeffs = f
     if c0 % size or any(c % size for c in coeffs):
         return None
+    lo, hi = span(f, extents)
+    if lo >= 0 and hi + size <= data.size and data.flags.c_contiguous:
+        # inside the array: the direct constructor (as_strided builds an array interface)
+        return np.ndarray(extents, dtype, buffer=data, offset=c0, strides=coeffs)
     elems = data[: data.size - data.size % size].view(dtype)
     return np.lib.stride_tricks.as_strided(elems[c0 // size :], extents, coeffs)
 
 
+@lru_cache(maxsize=4096)
 def flat_stride(coeffs: tuple, extents: tuple) -> int | None:
     """``k`` when the fact is ``c0 + k * lane`` (lane = flat index in the chunk), else None."""
     k = None
@@ -130,11 +139,16 @@ def flat_stride(coeffs: tuple, extents: tuple) -> int | None:
     return 0 if k is None else k
 
 
-def separable(facts: list, extents: tuple) -> bool:
+def separable(facts: Any, extents: tuple) -> bool:
     """True when lanes map one-to-one onto index tuples: every lane axis that varies drives
     exactly one of the index facts, and each index is injective over its own axes. Then lanes
     whose indices are all in bounds of a non-overlapping view access distinct elements, whatever
     masked-off lanes would have touched."""
+    return _separable(tuple(facts), extents)
+
+
+@lru_cache(maxsize=4096)
+def _separable(facts: tuple, extents: tuple) -> bool:
     owner = [-1] * len(extents)
     for j, co in enumerate(facts):
         for d, c in enumerate(co):
