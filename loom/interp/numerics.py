@@ -181,25 +181,21 @@ def _round_float(s: str, a: np.ndarray) -> Any:
 _TIES = {"f32": (29, 0x00800000), "f16": (42, 0x0400)}
 """Float type -> (float64 significand bits its rounding drops, the bits of its smallest normal)."""
 _BITS = {"f32": np.dtype(np.uint32), "f16": np.dtype(np.uint16)}
+_SIGNED = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
 
 
 _SCRATCH: dict[int, tuple] = {}
 
 
 def _scratch(n: int) -> tuple:
-    """Work arrays of ``n`` elements (float64, uint64, bool, uint32 and uint16), kept for the
-    next call (fresh lane-sized memory costs a page fault per page; a launch calls with one or
-    two sizes)."""
+    """Work arrays of ``n`` elements (float64 and uint64), kept for the next call
+    (fresh lane-sized memory costs a page fault per page; a launch calls with one or two
+    sizes)."""
     work = _SCRATCH.get(n)
     if work is None:
         if len(_SCRATCH) >= 4:
             _SCRATCH.clear()
-        work = _SCRATCH[n] = (
-            np.empty(n, np.float64),
-            np.empty(n, np.uint64),
-            np.empty(n, np.bool_),
-            {d: np.empty(n, d) for d in _BITS.values()},
-        )
+        work = _SCRATCH[n] = (np.empty(n, np.float64), np.empty(n, np.uint64))
     return work
 
 
@@ -218,10 +214,10 @@ def fma_round(t: ScalarType, a: Any, b: Any, c: Any, out: np.ndarray | None = No
 def _fma_lanes(t: ScalarType, a: Any, b: Any, c: Any, n: int, tie: tuple, out: Any) -> Any:
     """:func:`fma_round` of lane arrays. Rounding the float64 sum again is one correct
     rounding of the exact sum unless the float64 sum is a tie of the narrow type or the result
-    is at most the smallest normal in magnitude: only those lanes take the exact
-    round-to-odd path. Every pass works in place on kept arrays; the checks are one compare
-    and two reductions, no lane-sized temporaries."""
-    s, low, flag, ints = _scratch(n)
+    is at most the smallest normal in magnitude (zero included): only those lanes take the
+    exact round-to-odd path. Both checks are reductions over kept arrays (one shift pass): no
+    lane-sized temporaries, no mask unless some lane needs the exact path."""
+    s, wide = _scratch(n)
     drop, tiny = tie
     dt = _VALUE_DTYPES[t.spelling]
     np.multiply(a, b, out=s, dtype=np.float64)
@@ -229,18 +225,19 @@ def _fma_lanes(t: ScalarType, a: Any, b: Any, c: Any, n: int, tie: tuple, out: A
     if out is None or out.dtype != dt or out.shape != (n,) or any(out is v for v in (a, b, c)):
         out = np.empty(n, dt)
     np.copyto(out, s, casting="unsafe")  # the one rounding (NumPy narrows correctly)
-    # a tie: the dropped bits of the float64 sum are exactly one half of the last kept bit
-    np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1), out=low)
-    np.equal(low, np.uint64(1 << (drop - 1)), out=flag)
-    # the result's magnitude bits doubled (sign shifted out): small when the result is zero,
-    # subnormal or the smallest normal (the sum may have been rounded to fewer bits than a
-    # normal number keeps, or to nothing)
-    bits = ints[_BITS[t.spelling]]
-    limit = bits.dtype.type(2 * tiny)
-    np.left_shift(out.view(bits.dtype), bits.dtype.type(1), out=bits)
-    if flag.any() or bits.min() <= limit:
-        np.logical_or(flag, bits <= limit, out=flag)
-        at = np.flatnonzero(flag)
+    # a tie: the dropped bits of the float64 sum are exactly one half of the last kept bit,
+    # i.e. shifted to the top they are the sign bit alone, the smallest signed integer
+    top = np.left_shift(s.view(np.uint64), np.uint64(64 - drop), out=wide)
+    stop = top.view(_SIGNED[top.dtype.itemsize])
+    least = np.iinfo(stop.dtype).min
+    # the result's bits: as unsigned, the least is the smallest positive magnitude; as signed,
+    # the least is the negative result nearest zero (sign bit and smallest magnitude)
+    ubits = out.view(_BITS[t.spelling])
+    sbits = out.view(_SIGNED[ubits.dtype.itemsize])
+    sign = np.iinfo(sbits.dtype).min
+    if stop.min() == least or ubits.min() <= tiny or int(sbits.min()) - sign <= tiny:
+        magnitude = ubits & ubits.dtype.type(-sign - 1)
+        at = np.flatnonzero((stop == least) | (magnitude <= tiny))
         a, b, c = (v[at] if np.ndim(v) else v for v in (a, b, c))
         out[at] = _fma_exact(t, a, b, c)
     return out
