@@ -39,8 +39,16 @@ def add(f: Fact, g: Fact) -> Fact:
 
 def span(f: Fact, extents: tuple) -> tuple[int, int]:
     """Smallest and largest value of ``f`` over the lanes of the box."""
-    lo = hi = f[0]
-    for c, e in zip(f[1], extents):
+    lo, hi = _reach(f[1], extents)
+    return f[0] + lo, f[0] + hi
+
+
+@lru_cache(maxsize=4096)
+def _reach(coeffs: tuple, extents: tuple) -> tuple[int, int]:
+    """:func:`span` of ``(0, coeffs)`` (the same for every start: loop-variant facts differ in
+    their start only)."""
+    lo = hi = 0
+    for c, e in zip(coeffs, extents):
         d = c * (e - 1)
         if d < 0:
             lo += d
@@ -110,11 +118,16 @@ def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
         out.fill(f[0])
 
 
+@lru_cache(maxsize=4096)
+def _aligned(coeffs: tuple, size: int) -> bool:
+    return not any(c % size for c in coeffs)
+
+
 def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.ndarray | None:
     """A strided view of ``data`` (bytes) with element ``f`` per lane (None when misaligned)."""
     size = dtype.itemsize
     c0, coeffs = f
-    if c0 % size or any(c % size for c in coeffs):
+    if c0 % size or not _aligned(coeffs, size):
         return None
     lo, hi = span(f, extents)
     if lo >= 0 and hi + size <= data.size and data.flags.c_contiguous:

@@ -181,7 +181,6 @@ def _round_float(s: str, a: np.ndarray) -> Any:
 _TIES = {"f32": (29, 0x00800000), "f16": (42, 0x0400)}
 """Float type -> (float64 significand bits its rounding drops, the bits of its smallest normal)."""
 _BITS = {"f32": np.dtype(np.uint32), "f16": np.dtype(np.uint16)}
-_SIGNED = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
 
 
 _SCRATCH: dict[int, tuple] = {}
@@ -222,19 +221,20 @@ def _fma_lanes(t: ScalarType, a: Any, b: Any, c: Any, n: int, tie: tuple, out: A
     dt = _VALUE_DTYPES[t.spelling]
     np.multiply(a, b, out=s, dtype=np.float64)
     np.add(s, c, out=s)
-    if out is None or out.dtype != dt or out.shape != (n,) or any(out is v for v in (a, b, c)):
+    if out is None or out.dtype != dt or out.shape != (n,) or out is a or out is b or out is c:
         out = np.empty(n, dt)
     np.copyto(out, s, casting="unsafe")  # the one rounding (NumPy narrows correctly)
     # a tie: the dropped bits of the float64 sum are exactly one half of the last kept bit,
     # i.e. shifted to the top they are the sign bit alone, the smallest signed integer
     top = np.left_shift(s.view(np.uint64), np.uint64(64 - drop), out=wide)
-    stop = top.view(_SIGNED[top.dtype.itemsize])
-    least = np.iinfo(stop.dtype).min
+    stop = top.view(np.int64)
+    least = -(2**63)
     # the result's bits: as unsigned, the least is the smallest positive magnitude; as signed,
     # the least is the negative result nearest zero (sign bit and smallest magnitude)
     ubits = out.view(_BITS[t.spelling])
-    sbits = out.view(_SIGNED[ubits.dtype.itemsize])
-    sign = np.iinfo(sbits.dtype).min
+    width = 8 * ubits.dtype.itemsize
+    sbits = out.view(_SIGNED[width])
+    sign = -(1 << (width - 1))
     if stop.min() == least or ubits.min() <= tiny or int(sbits.min()) - sign <= tiny:
         magnitude = ubits & ubits.dtype.type(-sign - 1)
         at = np.flatnonzero((stop == least) | (magnitude <= tiny))
