@@ -77,8 +77,16 @@ def add(f: Fact, g: Fact) -> Fact:
 
 def span(f: Fact, extents: tuple) -> tuple[int, int]:
     """Smallest and largest value of ``f`` over the lanes of the box."""
-    lo = hi = f[0]
-    for c, e in zip(f[1], extents):
+    lo, hi = _reach(f[1], extents)
+    return f[0] + lo, f[0] + hi
+
+
+@lru_cache(maxsize=_CACHED)
+def _reach(coeffs: tuple, extents: tuple) -> tuple[int, int]:
+    """:func:`span` of ``(0, coeffs)`` (the same for every start: loop-variant facts differ in
+    their start only)."""
+    lo = hi = 0
+    for c, e in zip(coeffs, extents):
         d = c * (e - 1)
         if d < 0:
             lo += d
@@ -99,6 +107,7 @@ def injective(coeffs: tuple, extents: tuple, size: int) -> bool:
     return True
 
 
+@lru_cache(maxsize=_CACHED)
 def distinct_extents(coeffs: tuple, extents: tuple) -> tuple:
     """``extents`` with every axis ``coeffs`` does not depend on collapsed to 1: lanes along
     such axes share one position, so :func:`injective` over these says whether lanes at
@@ -168,12 +177,21 @@ def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:
     np.add(v, last, out=out.reshape(shape))
 
 
+@lru_cache(maxsize=_CACHED)
+def _aligned(coeffs: tuple, size: int) -> bool:
+    return not any(c % size for c in coeffs)
+
+
 def strided(data: np.ndarray, f: Fact, extents: tuple, dtype: np.dtype) -> np.ndarray | None:
     """A strided view of ``data`` (bytes) with element ``f`` per lane (None when misaligned)."""
     size = dtype.itemsize
     c0, coeffs = f
-    if c0 % size or any(c % size for c in coeffs):
+    if c0 % size or not _aligned(coeffs, size):
         return None
+    lo, hi = span(f, extents)
+    if lo >= 0 and hi + size <= data.size and data.flags.c_contiguous:
+        # inside the array: the direct constructor (as_strided builds an array interface)
+        return np.ndarray(extents, dtype, buffer=data, offset=c0, strides=coeffs)
     elems = data[: data.size - data.size % size].view(dtype)
     return np.lib.stride_tricks.as_strided(elems[c0 // size :], extents, coeffs)
 
@@ -193,11 +211,16 @@ def flat_stride(coeffs: tuple, extents: tuple) -> int | None:
     return 0 if k is None else k
 
 
-def separable(facts: list, extents: tuple) -> bool:
+def separable(facts: Any, extents: tuple) -> bool:
     """True when lanes map one-to-one onto index tuples: every lane axis that varies drives
     exactly one of the index facts, and each index is injective over its own axes. Then lanes
     whose indices are all in bounds of a non-overlapping view access distinct elements, whatever
     masked-off lanes would have touched."""
+    return _separable(tuple(facts), extents)
+
+
+@lru_cache(maxsize=_CACHED)
+def _separable(facts: tuple, extents: tuple) -> bool:
     owner = [-1] * len(extents)
     for j, co in enumerate(facts):
         for d, c in enumerate(co):

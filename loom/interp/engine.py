@@ -743,6 +743,10 @@ class GridContext(BaseContext):
         if kind == "workitem":
             if self.wg == 1:
                 v = np.int64(0)
+            elif (f := self.coord_affine(kind, dim)) is not None:
+                # from its fact: one broadcast copy, no lane-wise division (the same for every
+                # box of ``ng`` groups: lanes are in flat workitem order)
+                v = self._per_shape(key, lambda: A.positions(f, self.extents))
             else:
 
                 def make() -> np.ndarray:

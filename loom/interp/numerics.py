@@ -178,51 +178,69 @@ def _round_float(s: str, a: np.ndarray) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
-_TIES = {"f32": (29, 2.0**-126), "f16": (42, 2.0**-14)}
-"""Float type -> (float64 significand bits its rounding drops, its smallest normal)."""
+_TIES = {"f32": (29, 0x00800000), "f16": (42, 0x0400)}
+"""Float type -> (float64 significand bits its rounding drops, the bits of its smallest normal)."""
+_BITS = {"f32": np.dtype(np.uint32), "f16": np.dtype(np.uint16)}
 
 
-_SCRATCH: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+_SCRATCH: dict[int, tuple] = {}
 
 
-def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two float64/uint64 work arrays of ``n`` elements, kept for the next call (fresh
-    lane-sized memory costs a page fault per page; a launch calls with one or two sizes)."""
-    pair = _SCRATCH.get(n)
-    if pair is None:
+def _scratch(n: int) -> tuple:
+    """Work arrays of ``n`` elements (float64 and uint64), kept for the next call
+    (fresh lane-sized memory costs a page fault per page; a launch calls with one or two
+    sizes)."""
+    work = _SCRATCH.get(n)
+    if work is None:
         if len(_SCRATCH) >= 4:
             _SCRATCH.clear()
-        pair = _SCRATCH[n] = (np.empty(n, np.float64), np.empty(n, np.uint64))
-    return pair
+        work = _SCRATCH[n] = (np.empty(n, np.float64), np.empty(n, np.uint64))
+    return work
 
 
-def fma_round(t: ScalarType, a: Any, b: Any, c: Any) -> Any:
-    """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64)."""
+def fma_round(t: ScalarType, a: Any, b: Any, c: Any, out: np.ndarray | None = None) -> Any:
+    """a * b + c with one rounding to ``t`` (f16, bf16, f32: the product is exact in f64).
+    ``out``: an array of the result's dtype and lane count for lane results (not an operand)."""
     tie = _TIES.get(t.spelling)
     lanes = next((v for v in (a, b, c) if type(v) is np.ndarray), None)
     if tie is not None and lanes is not None and lanes.ndim == 1:
-        # rounding the float64 sum again is one correct rounding of the exact sum unless the
-        # sum is a tie of the narrow type or in its subnormal range: only then the exact
-        # round-to-odd path below can change the result (in place: fresh lane-sized
-        # temporaries cost page faults)
-        s, tmp = _scratch(lanes.size)
-        np.multiply(a, b, out=s, dtype=np.float64)
-        np.add(s, c, out=s)
-        drop, tiny = tie
-        np.bitwise_and(s.view(np.uint64), np.uint64((1 << drop) - 1), out=tmp)
-        suspect = tmp == np.uint64(1 << (drop - 1))
-        mag = tmp.view(np.float64)
-        np.abs(s, out=mag)
-        suspect |= mag < tiny
-        out = s.astype(_VALUE_DTYPES[t.spelling])
-        if suspect.any():
-            at = np.flatnonzero(suspect)
-            a, b, c = (v[at] if np.ndim(v) else v for v in (a, b, c))
-            out[at] = _fma_exact(t, a, b, c)
-        return out
+        return _fma_lanes(t, a, b, c, lanes.size, tie, out)
     if type(a) is not np.ndarray and type(b) is not np.ndarray and type(c) is not np.ndarray:
         return _fma_uniform(t, float(a), float(b), float(c))
     return _fma_exact(t, a, b, c)
+
+
+def _fma_lanes(t: ScalarType, a: Any, b: Any, c: Any, n: int, tie: tuple, out: Any) -> Any:
+    """:func:`fma_round` of lane arrays. Rounding the float64 sum again is one correct
+    rounding of the exact sum unless the float64 sum is a tie of the narrow type or the result
+    is at most the smallest normal in magnitude (zero included): only those lanes take the
+    exact round-to-odd path. Both checks are reductions over kept arrays (one shift pass): no
+    lane-sized temporaries, no mask unless some lane needs the exact path."""
+    s, wide = _scratch(n)
+    drop, tiny = tie
+    dt = _VALUE_DTYPES[t.spelling]
+    np.multiply(a, b, out=s, dtype=np.float64)
+    np.add(s, c, out=s)
+    if out is None or out.dtype != dt or out.shape != (n,) or out is a or out is b or out is c:
+        out = np.empty(n, dt)
+    np.copyto(out, s, casting="unsafe")  # the one rounding (NumPy narrows correctly)
+    # a tie: the dropped bits of the float64 sum are exactly one half of the last kept bit,
+    # i.e. shifted to the top they are the sign bit alone, the smallest signed integer
+    top = np.left_shift(s.view(np.uint64), np.uint64(64 - drop), out=wide)
+    stop = top.view(np.int64)
+    least = -(2**63)
+    # the result's bits: as unsigned, the least is the smallest positive magnitude; as signed,
+    # the least is the negative result nearest zero (sign bit and smallest magnitude)
+    ubits = out.view(_BITS[t.spelling])
+    width = 8 * ubits.dtype.itemsize
+    sbits = out.view(_SIGNED[width])
+    sign = -(1 << (width - 1))
+    if stop.min() == least or ubits.min() <= tiny or int(sbits.min()) - sign <= tiny:
+        magnitude = ubits & ubits.dtype.type(-sign - 1)
+        at = np.flatnonzero((stop == least) | (magnitude <= tiny))
+        a, b, c = (v[at] if np.ndim(v) else v for v in (a, b, c))
+        out[at] = _fma_exact(t, a, b, c)
+    return out
 
 
 def _fma_uniform(t: ScalarType, a: float, b: float, c: float) -> Any:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 from interp_helpers import elementwise_module  # noqa: E402
@@ -348,3 +351,55 @@ def test_fmaf_lane_arrays_round_once_with_and_without_ties(spelling: str) -> Non
                 e = Fraction(float(x[i])) * Fraction(float(y[i])) + Fraction(float(z[i]))
                 want = ref_round(float(e), spelling) if e != 0 else 0.0
                 assert float(got[i]) == want or (want == 0 and got[i] == 0), (i, x[i], y[i], z[i])
+
+
+def _exact_round(e: Fraction, spelling: str) -> float:
+    """The exact rational ``e`` rounded once to nearest, ties to even, in the format."""
+    p, qmin, top = FORMATS[spelling]
+    q = max(math.floor(math.log2(abs(e))) - (p - 1), qmin)
+    if Fraction(2) ** (q + p) <= abs(e):  # log2 rounded up across a power of two
+        q += 1
+    r = round(e / Fraction(2) ** q) * Fraction(2) ** q  # Fraction rounds ties to even
+    if abs(r) > top:
+        return math.copysign(math.inf, e)
+    return float(r) if r else math.copysign(0.0, e)
+
+
+_F32 = st.floats(width=32, allow_nan=True, allow_infinity=True, allow_subnormal=True)
+
+
+@st.composite
+def _near_ties(draw: st.DrawFn) -> tuple:
+    """(x, y, z) of f32 values whose exact ``x * y + z`` lies at or just off a tie of f32,
+    scaled anywhere from the subnormal range of the result up."""
+    x = 1 + draw(st.integers(0, 4095)) * 2.0**-12
+    y = 1 + draw(st.integers(0, 4095)) * 2.0**-12
+    z = draw(st.integers(-64, 64)) * 2.0 ** -draw(st.integers(20, 60))
+    ex, ey = draw(st.integers(-76, 50)), draw(st.integers(-76, 50))  # both normal
+    sx, sz = draw(st.sampled_from([1, -1])), draw(st.sampled_from([1, -1]))
+    return (sx * x * 2.0**ex, y * 2.0**ey, sz * z * 2.0 ** (ex + ey))
+
+
+@given(st.lists(st.one_of(st.tuples(_F32, _F32, _F32), _near_ties()), min_size=1, max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_fmaf_lane_arrays_are_exactly_rounded(triples: list) -> None:
+    # the lane path rounds the float64 sum and sends ties, zeros and tiny results to the exact
+    # path: every lane must equal one rounding of the exact value (sign of zero, NaN, inf too)
+    from loom.interp.numerics import fma_round
+
+    with np.errstate(all="ignore"):
+        x, y, z = (np.array(v, dtype=np.float32) for v in zip(*triples))
+        got = fma_round(F32, x, y, z)
+        assert got.dtype == np.float32 and got.shape == x.shape
+        for i in range(x.size):
+            a, b, c = float(x[i]), float(y[i]), float(z[i])
+            if not all(map(math.isfinite, (a, b, c))):
+                want = float(np.float32(a * b + c))  # exact in float64 for these cases
+            else:
+                e = Fraction(a) * Fraction(b) + Fraction(c)
+                want = _exact_round(e, "f32") if e else a * b + c  # IEEE sign of zero
+            g = float(got[i])
+            if math.isnan(want):
+                assert math.isnan(g), (a, b, c)
+            else:
+                assert g == want and math.copysign(1, g) == math.copysign(1, want), (a, b, c, g)

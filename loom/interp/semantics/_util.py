@@ -63,8 +63,9 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     if b is None or a is b:
         return a
     if isinstance(a, np.generic | np.ndarray) and isinstance(b, np.generic | np.ndarray):
-        if type(cond) is not np.ndarray and (type(a) is type(b)) and np.shape(a) == np.shape(b):
-            # a uniform choice (a loop's carried values under uniform control): no lane work
+        if type(cond) is not np.ndarray and a.dtype == b.dtype:
+            # a uniform choice (a loop's carried values under uniform control, a lane array
+            # replacing its uniform initial value): no lane work
             return a if cond else b
         r = np.where(cond, a, b)
         return r[()] if r.ndim == 0 else r

@@ -604,6 +604,11 @@ def _fmaf(ctx: Any, step: Any, a: Any, b: Any, c: Any) -> Any:
         fn = getattr(math, "fma", _fma64)
         r = np.vectorize(fn, otypes=[np.float64])(a, b, c)
         return r[()] if r.ndim == 0 else r
+    if type(a) is np.ndarray or type(b) is np.ndarray or type(c) is np.ndarray:
+        # lane results written into a recycled array when there is one
+        out = ctx.out_array(step, vdt(t))
+        r = fma_round(t, a, b, c, out)
+        return r if r is out else ctx.produced(step, r)
     return fma_round(t, a, b, c)
 
 
