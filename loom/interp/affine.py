@@ -136,32 +136,25 @@ def positions(f: Fact, extents: tuple) -> np.ndarray:
     return out
 
 
-_TERMS: dict[tuple, tuple] = {}
-"""(coeffs, extents) -> (shape, sum of all but the last varying axis' terms or None, last
-term or None) of :func:`fill_positions` (small arrays, reused for every chunk)."""
-MAX_TERMS = 64
-
-
+@lru_cache(maxsize=64)
 def _terms(coeffs: tuple, extents: tuple) -> tuple:
-    key = (coeffs, extents)
-    got = _TERMS.get(key)
-    if got is None:
-        # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
-        axes = [(c, e) for c, e in zip(coeffs, extents) if e > 1]
-        terms = []
-        for d, (c, e) in enumerate(axes):
-            if c:
-                shape = [1] * len(axes)
-                shape[d] = e
-                terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
-        head = None
-        for t in terms[:-1]:
-            head = t if head is None else head + t
-        got = (tuple(e for _, e in axes), head, terms[-1] if terms else None)
-        if len(_TERMS) >= MAX_TERMS:
-            _TERMS.clear()
-        _TERMS[key] = got
-    return got
+    """(shape, sum of all but the last varying axis' terms or None, last term or None) of
+    :func:`fill_positions`: small read-only arrays, reused for every chunk."""
+    # over the axes longer than 1 only (NumPy iterates fewer dimensions faster)
+    axes = [(c, e) for c, e in zip(coeffs, extents) if e > 1]
+    terms = []
+    for d, (c, e) in enumerate(axes):
+        if c:
+            shape = [1] * len(axes)
+            shape[d] = e
+            terms.append((np.arange(e, dtype=np.int64) * c).reshape(shape))
+    head = None
+    for t in terms[:-1]:
+        head = t if head is None else head + t
+    for t in (head, terms[-1] if terms else None):
+        if t is not None:
+            t.flags.writeable = False
+    return tuple(e for _, e in axes), head, terms[-1] if terms else None
 
 
 def fill_positions(f: Fact, extents: tuple, out: np.ndarray) -> None:

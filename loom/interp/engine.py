@@ -928,7 +928,16 @@ class GridContext(BaseContext):
             return None
         box = tuple(slice(a, b + 1) for a, b in boxes[0])
 
+        def rebase(f: A.Fact) -> A.Fact:  # the same lanes counted from the box's corner
+            return (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
+
         def shrink(v: Any) -> Any:
+            if type(v) is A.Lazy:
+                if v.value is not None:
+                    v = v.value
+                else:  # still unmade: the box's lanes of its fact, made when read
+                    f = rebase(v.fact)
+                    return A.Lazy(f, partial(A.positions, f, sub))
             if type(v) is np.ndarray and v.ndim:
                 return v.reshape(ext)[box].reshape(-1) if v.shape == (n,) else None
             return None if compact.holds_lanes(v) else v
@@ -939,9 +948,6 @@ class GridContext(BaseContext):
         env, aff = self.env, self.aff
         saved_slots = [(s, env[s], aff[s]) for s in inputs]
         saved = (n, ext, self.memo, self.recycling, self.corner)
-
-        def rebase(f: A.Fact) -> A.Fact:  # the same lanes counted from the box's corner
-            return (f[0] + sum(c * a for c, a in zip(f[1], first)), f[1])
 
         try:
             for s, v, f in saved_slots:
