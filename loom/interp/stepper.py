@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
+from loom.interp.stepper_access import Access
 from loom.interp.semantics._records import ModuleRecords
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
@@ -208,15 +209,14 @@ class _ItemContext(BaseContext):
 
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         p = self._range(step, buf, int(addr), dtype.itemsize)
-        self.s._read(step, buf, p, dtype.itemsize)
-        return buf.data[p : p + dtype.itemsize].view(dtype)[0]
+        return self.s._read(step, buf, p, dtype.itemsize).load(p, dtype)
 
     def store(
         self, step: Any, buf: Buf, addr: Any, value: Any, dtype: np.dtype, contig: Any
     ) -> None:
         p = self._range(step, buf, int(addr), dtype.itemsize)
-        raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
-        self.s._write(step, buf, p, raw)
+        raw = value if type(value) is dtype.type else np.asarray(value, dtype=dtype)
+        self.s._write(step, buf, p, raw.tobytes())
 
     def observe(
         self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, write: bool, atomic: bool = False
@@ -306,7 +306,7 @@ class Stepper:
         self._findings = san.Findings(
             self.plan.program, lambda item: item_coords(item, counts, sizes)
         )
-        self._findings.journal = []
+        self._findings.journal = self._journal = []
         self._workitems = self._ngroups * self._wg
         for b in self._bufs:
             b.shadow = self._shadow(b.data.size, self.records.initialised(b))
@@ -325,6 +325,10 @@ class Stepper:
         self.ctx.functions = bound
         self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
+        self._acc: dict[Buf, Access] = {}
+        self._getters: list = []
+        """Per step (by index): the operands' getter from the environment (None: at most one)."""
+        self._add_getters()
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
         self._queues: dict[int, Any] = {}
@@ -429,11 +433,12 @@ class Stepper:
         """Run one op of the current workitem; False when there is nothing left to run."""
         if self._done:
             return False
-        it = self._item
+        cur = self._cur
+        it = self._items[cur]
         # [workitem, group, stack, state, steps, env log, misc log, alloc log, new buffer,
         #  findings journal length, scheduler records...]
         rec: list = [
-            self._cur,
+            cur,
             self._group,
             it.stack,
             it.state,
@@ -442,7 +447,7 @@ class Stepper:
             None,
             None,
             None,
-            len(self._findings.journal),
+            len(self._journal),
         ]
         self._rec = rec
         self._touched = []
@@ -542,27 +547,49 @@ class Stepper:
                 None,
             )
         ctx = self.ctx
+        ins = step.ins
+        getters = self._getters
+        if step.index >= len(getters):  # steps compiled after this stepper started
+            self._add_getters()
+        get = getters[step.index]
+        args = get(env) if get is not None else (env[ins[0]],) if ins else ()
         if step.ctrl is not None:
-            state, action = step.ctrl.enter(ctx, step, tuple([env[i] for i in step.ins]))
+            state, action = step.ctrl.enter(ctx, step, args)
             self._act(it, step, state, action)
             return
         if step.invariant:
             # lane-invariant op: every workitem with the same operand objects gets the same result
-            key = [env[i] for i in step.keys]
+            keys = step.keys
+            key = args if len(keys) == len(ins) else tuple([env[i] for i in keys])
             hit = self._memo.get(step.index)
             if hit is not None and all(map(is_, hit[0], key)):
                 res = hit[1]
             else:
-                res = step.fn(ctx, step, *key[: len(step.ins)])
+                res = step.fn(ctx, step, *args)
                 self._memo[step.index] = (key, res)
         else:
-            res = step.fn(ctx, step, *[env[i] for i in step.ins])
+            res = step.fn(ctx, step, *args)
         if step.term:
             if not step_branch(self, it, step, res):
                 self._leave(it, res)
             return
-        self._set_outs(env, step, res)
-        it.stack = it.stack[:-1] + ((region, pc + 1, env, owner),)
+        outs = step.outs
+        if len(outs) == 1:
+            o = outs[0]
+            self._rec[5].append((env, o, env[o]))
+            env[o] = res
+        else:
+            self._set_outs(env, step, res)
+        stack = it.stack
+        frame = (region, pc + 1, env, owner)
+        it.stack = (*stack[:-1], frame) if len(stack) > 1 else (frame,)
+
+    def _add_getters(self) -> None:
+        steps = self.plan.program.steps
+        self._getters.extend(
+            itemgetter(*st.ins) if len(st.ins) > 1 else None
+            for st in steps[len(self._getters) :]
+        )
 
     def _set_outs(self, env: list, step: Any, res: Any) -> None:
         outs = step.outs
@@ -655,30 +682,89 @@ class Stepper:
             rec[6] = []
         rec[6].append(entry)
 
-    def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> None:
+    def _access(self, buf: Buf) -> Access:
+        acc = self._acc.get(buf)
+        if acc is None:
+            acc = self._acc[buf] = Access(buf)
+        return acc
+
+    def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> Access:
         self._touched.append((buf, p, n))
-        self._log(buf.shadow.save("r", p, p + n))
-        item = self._item.item
-        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
+        acc = self._access(buf)
+        q = p + n
+        self._log(acc.save("r", p, q))
+        item = self._items[self._cur].item
+        f = self._findings
+        if atomic:
+            f.atomic_steps.add(step.index)
+        sh, k = acc.sh, acc.k
+        if (
+            san.SHORTCUTS
+            and sh.ranges is None
+            and (acc.init is None or b"\0" not in acc.init[p:q].tobytes())
+            and acc.quiet(
+                "w",
+                p,
+                q,
+                acc.wib[p * k : q * k].tobytes(),
+                item,
+                self._epoch,
+                self._wg,
+                f.atomic_steps if atomic else None,
+            )
+        ):
+            acc.record("r", p, q, item, self._epoch, step.index)
+        else:
+            san.check_item(f, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
+        return acc
+
+    def _check_write(
+        self, step: Any, acc: Access, p: int, n: int, raw: Any, atomic: bool, known: bool
+    ) -> None:
+        """Check and record a write of bytes ``p..p+n-1`` (``raw``: a callable giving the
+        bytes written, only asked for when the sanitizer reports)."""
+        q = p + n
+        saved = acc.save("w", p, q)
+        self._log(saved)
+        item = self._items[self._cur].item
+        f = self._findings
+        if atomic:
+            f.atomic_steps.add(step.index)
+        sh, k = acc.sh, acc.k
+        atomics = f.atomic_steps if atomic else None
+        epoch, wg = self._epoch, self._wg
+        if (
+            san.SHORTCUTS
+            and sh.ranges is None
+            and acc.quiet("w", p, q, saved[7], item, epoch, wg, atomics)
+            and acc.quiet("r", p, q, acc.rib[p * k : q * k].tobytes(), item, epoch, wg, atomics)
+        ):
+            acc.record("w", p, q, item, epoch, step.index)
+        else:
+            san.check_item(f, step, acc.buf, p, n, item, epoch, wg, raw(), atomic, known)
 
     def _observe_write(self, step: Any, buf: Buf, p: int, n: int, atomic: bool) -> None:
         """A race observation of a write: the shadow records it, memory is unchanged (its
         value is unknown, so it never counts as a write of the same value)."""
-        self._log(buf.shadow.save("w", p, p + n))
-        raw = buf.data[p : p + n]
-        item = self._item.item
-        san.check_item(
-            self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic, False
-        )
+        acc = self._access(buf)
+        self._check_write(step, acc, p, n, lambda: buf.data[p : p + n], atomic, False)
         self._touched.append((buf, p, n))
 
-    def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray, atomic: bool = False) -> None:
-        n = raw.size
-        self._log(buf.shadow.save("w", p, p + n))
-        item = self._item.item
-        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic)
-        self._log((buf, p, buf.data[p : p + n].tobytes()))
-        buf.data[p : p + n] = raw
+    def _write(self, step: Any, buf: Buf, p: int, raw: Any, atomic: bool = False) -> None:
+        """Write ``raw`` (bytes or a uint8 array) at byte ``p``."""
+        if type(raw) is not bytes:
+            raw = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+        acc = self._access(buf)
+        n = len(raw)
+        self._check_write(step, acc, p, n, lambda: np.frombuffer(raw, np.uint8), atomic, True)
+        q = p + n
+        data = acc.data
+        if data is not None:
+            self._log((buf, p, data[p:q].tobytes()))
+            data[p:q] = raw
+        else:
+            self._log((buf, p, buf.data[p:q].tobytes()))
+            buf.data[p:q] = np.frombuffer(raw, np.uint8)  # bytes or a uint8 array
         self._touched.append((buf, p, n))
 
     # ------------------------------------------------------------------ scheduling
@@ -862,6 +948,7 @@ class Stepper:
             self._shared.pop(key, None)
             self._scratch.remove(buf)
             self._scratch_bytes -= buf.data.size
+            self._acc.pop(buf, None)
         self._cur, self._group = cur, group
         it = self._items[cur]
         it.stack, it.state, it.steps = stack, state, steps
