@@ -325,7 +325,8 @@ class Stepper:
         self.ctx.functions = bound
         self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
-        self._acc: dict[Buf, Access] = {}
+        self._acc: dict[int, Access] = {}
+        """Fast access paths by buffer uid (undo records name buffers by uid)."""
         self._getters: list = []
         """Per step (by index): the operands' getter from the environment (None: at most one)."""
         self._add_getters()
@@ -474,7 +475,12 @@ class Stepper:
             raise
         finally:
             self._rec = None
-        self._history.append(rec)
+        # a tuple of ints, bytes and NumPy scalars for most steps: the garbage collector stops
+        # tracking it, so a long history costs no collection time
+        rec[5] = tuple(rec[5])
+        if rec[6] is not None:
+            rec[6] = tuple(rec[6])
+        self._history.append(tuple(rec))
         self._taken += 1
         return True
 
@@ -573,13 +579,20 @@ class Stepper:
             if not step_branch(self, it, step, res):
                 self._leave(it, res)
             return
+        # an op without regions: only the innermost frame's pc and slots change, so the record
+        # keeps the pc and (slot, old value) pairs instead of the stack and environment
+        rec = self._rec
+        rec[2] = pc
+        log = rec[5]
         outs = step.outs
         if len(outs) == 1:
             o = outs[0]
-            self._rec[5].append((env, o, env[o]))
+            log.append((o, env[o]))
             env[o] = res
         else:
-            self._set_outs(env, step, res)
+            for o, v in zip(outs, res or ()):
+                log.append((o, env[o]))
+                env[o] = v
         stack = it.stack
         frame = (region, pc + 1, env, owner)
         it.stack = (*stack[:-1], frame) if len(stack) > 1 else (frame,)
@@ -683,9 +696,9 @@ class Stepper:
         rec[6].append(entry)
 
     def _access(self, buf: Buf) -> Access:
-        acc = self._acc.get(buf)
+        acc = self._acc.get(buf.uid)
         if acc is None:
-            acc = self._acc[buf] = Access(buf)
+            acc = self._acc[buf.uid] = Access(buf)
         return acc
 
     def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> Access:
@@ -760,10 +773,10 @@ class Stepper:
         q = p + n
         data = acc.data
         if data is not None:
-            self._log((buf, p, data[p:q].tobytes()))
+            self._log(("data", buf.uid, p, data[p:q].tobytes()))
             data[p:q] = raw
         else:
-            self._log((buf, p, buf.data[p:q].tobytes()))
+            self._log(("data", buf.uid, p, buf.data[p:q].tobytes()))
             buf.data[p:q] = np.frombuffer(raw, np.uint8)  # bytes or a uint8 array
         self._touched.append((buf, p, n))
 
@@ -917,38 +930,49 @@ class Stepper:
 
     # ------------------------------------------------------------------ undo
 
-    def _undo(self, rec: list) -> None:
+    def _undo(self, rec: tuple) -> None:
         cur, group, stack, state, steps, env_log, misc, allocs, new_buf, journal = rec[:10]
         for extra in reversed(rec[10:]):
             _, items, c, g, done, epoch = extra
             self._items, self._cur, self._group, self._done = items, c, g, done
             self._epoch = epoch
+        it = self._items[cur]
         self._findings.rewind(journal)
         for entry in reversed(misc or ()):
-            if type(entry[0]) is san.Shadow:
-                entry[0].restore(entry)
-            elif entry[0] == "arrive":
+            head = entry[0]
+            if type(head) is int:
+                self._acc[head].sh.restore(entry)
+            elif type(head) is san.Shadow:
+                head.restore(entry)
+            elif head == "data":
+                _, uid, p, old = entry
+                self._acc[uid].buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
+            elif head == "arrive":
                 self._arrivals.pop(entry[1], None)
-            elif entry[0] == "depart":
+            elif head == "depart":
                 self._arrivals[entry[1]] = entry[2]
-            elif isinstance(entry[0], Buf):
-                buf, p, old = entry
-                buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
             else:
-                entry[0].state = entry[1]
-        for env, s, old in reversed(env_log):
-            env[s] = old
-        for it, idx, k in reversed(allocs or ()):
+                head.state = entry[1]
+        top = it.stack[-1][2] if type(stack) is int else None
+        for entry in reversed(env_log):
+            if len(entry) == 2:  # a slot of the innermost environment (an op without regions)
+                top[entry[0]] = entry[1]
+            else:
+                env, s, old = entry
+                env[s] = old
+        for item, idx, k in reversed(allocs or ()):
             if k:
-                it.allocs[idx] = k
+                item.allocs[idx] = k
             else:
-                it.allocs.pop(idx, None)
+                item.allocs.pop(idx, None)
         if new_buf is not None:
             key, buf = new_buf
             self._shared.pop(key, None)
             self._scratch.remove(buf)
             self._scratch_bytes -= buf.data.size
-            self._acc.pop(buf, None)
+            self._acc.pop(buf.uid, None)
         self._cur, self._group = cur, group
-        it = self._items[cur]
+        if type(stack) is int:  # the pc of the innermost frame before the step
+            region, _, env, owner = it.stack[-1]
+            stack = (*it.stack[:-1], (region, stack, env, owner))
         it.stack, it.state, it.steps = stack, state, steps

@@ -6,7 +6,8 @@ buffer's bytes. An access whose sanitizer check cannot report anything (the quie
 :func:`loom.interp.sanitizer.check_item`, decided here granule by granule in Python, atomic
 accesses included) updates the shadow through the memoryviews; any other access goes through
 :func:`~loom.interp.sanitizer.check_item`, which reports and records. Either way the undo record
-is the tuple :meth:`Shadow.save` would give, so :meth:`Shadow.restore` undoes it.
+is the tuple :meth:`Shadow.save` would give with the buffer's uid in place of the shadow (no
+reference the garbage collector must follow), so :meth:`Shadow.restore` undoes it.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Access:
         if kind == "r":
             e = sh.r_epoch
             return (
-                sh,
+                self.buf.uid,
                 "r",
                 p,
                 q,
@@ -69,7 +70,7 @@ class Access:
             )
         e, init = sh.w_epoch, self.init
         return (
-            sh,
+            self.buf.uid,
             "w",
             p,
             q,
