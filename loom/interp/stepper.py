@@ -19,6 +19,7 @@ uninitialised bytes), :meth:`Stepper.workitem_states`, :attr:`Stepper.grid`,
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from operator import is_, itemgetter
@@ -130,7 +131,9 @@ class _ItemContext(BaseContext):
 
     def __init__(self, stepper: Stepper) -> None:
         super().__init__(stepper.plan)
-        self.s = stepper
+        # a proxy: no reference cycle, so a stepper and its history are freed when dropped
+        # (not at a later full garbage collection)
+        self.s = weakref.proxy(stepper)
 
     def coord(self, kind: str, dim: str, step: Any = None) -> Any:
         d = _DIMS[dim]
