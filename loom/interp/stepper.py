@@ -46,8 +46,8 @@ from loom.interp.launch_args import bind_args, bind_functions
 from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
-from loom.interp.stepper_access import Access
 from loom.interp.semantics._records import ModuleRecords
+from loom.interp.stepper_access import Access
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -137,16 +137,17 @@ class _ItemContext(BaseContext):
 
     def coord(self, kind: str, dim: str, step: Any = None) -> Any:
         d = _DIMS[dim]
-        it = self.s._item
+        s = self.s
         if kind == "size":
-            return np.int64(self.s.workgroup_size[d])
+            return s._sizes[d]
         if kind == "count":
-            return np.int64(self.s.grid[d])
+            return s._counts[d]
+        it = s._items[s._cur]
         if kind == "workitem":
             return np.int64(it.local[d])
         if kind == "workgroup":
             return np.int64(it.wg[d])
-        return np.int64(it.wg[d] * self.s.workgroup_size[d] + it.local[d])
+        return np.int64(it.wg[d] * s.workgroup_size[d] + it.local[d])
 
     def coord_affine(self, kind: str, dim: str) -> Any:
         return None
@@ -297,6 +298,8 @@ class Stepper:
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
+        self._sizes = tuple(np.int64(v) for v in sizes)
+        self._counts = tuple(np.int64(v) for v in counts)
         self.values_in, self._bufs = bind_args(
             self.plan.params, tuple(args), self.plan.name, self.plan.program
         )
@@ -557,10 +560,11 @@ class Stepper:
             )
         ctx = self.ctx
         ins = step.ins
-        getters = self._getters
-        if step.index >= len(getters):  # steps compiled after this stepper started
+        try:
+            get = self._getters[step.index]
+        except IndexError:  # a step compiled after this stepper started
             self._add_getters()
-        get = getters[step.index]
+            get = self._getters[step.index]
         args = get(env) if get is not None else (env[ins[0]],) if ins else ()
         if step.ctrl is not None:
             state, action = step.ctrl.enter(ctx, step, args)
@@ -603,18 +607,24 @@ class Stepper:
     def _add_getters(self) -> None:
         steps = self.plan.program.steps
         self._getters.extend(
-            itemgetter(*st.ins) if len(st.ins) > 1 else None
-            for st in steps[len(self._getters) :]
+            itemgetter(*st.ins) if len(st.ins) > 1 else None for st in steps[len(self._getters) :]
         )
 
     def _set_outs(self, env: list, step: Any, res: Any) -> None:
         outs = step.outs
-        log = self._rec[5]
-        if len(outs) == 1:
-            log.append((env, outs[0], env[outs[0]]))
-            env[outs[0]] = res
+        self._set_slots(env, outs, (res,) if len(outs) == 1 else res or ())
+
+    def _set_slots(self, env: list, slots: tuple, values: Any) -> None:
+        """Set environment slots of a control step, logged as (slot, old value) when ``env`` is
+        the innermost environment when the step began (the record's stack has it)."""
+        rec = self._rec
+        log = rec[5]
+        if env is rec[2][-1][2]:
+            for s, v in zip(slots, values):
+                log.append((s, env[s]))
+                env[s] = v
         else:
-            for s, v in zip(outs, res or ()):
+            for s, v in zip(slots, values):
                 log.append((env, s, env[s]))
                 env[s] = v
 
@@ -640,9 +650,7 @@ class Stepper:
                 env = [None] * callee.nslots
             else:
                 target = step.regions[r]
-            for s, v in zip(target.args, args):
-                self._rec[5].append((env, s, env[s]))
-                env[s] = v
+            self._set_slots(env, target.args, args)
             it.stack = it.stack + ((target, 0, env, (step, state)),)
             if not target.steps:
                 self._leave(it, ())
@@ -708,7 +716,10 @@ class Stepper:
         self._touched.append((buf, p, n))
         acc = self._access(buf)
         q = p + n
-        self._log(acc.save("r", p, q))
+        rec = self._rec
+        if rec[6] is None:
+            rec[6] = []
+        rec[6].append(acc.save("r", p, q))
         item = self._items[self._cur].item
         f = self._findings
         if atomic:
@@ -741,7 +752,10 @@ class Stepper:
         bytes written, only asked for when the sanitizer reports)."""
         q = p + n
         saved = acc.save("w", p, q)
-        self._log(saved)
+        rec = self._rec
+        if rec[6] is None:
+            rec[6] = []
+        rec[6].append(saved)
         item = self._items[self._cur].item
         f = self._findings
         if atomic:
@@ -776,7 +790,7 @@ class Stepper:
         q = p + n
         data = acc.data
         if data is not None:
-            self._log(("data", buf.uid, p, data[p:q].tobytes()))
+            self._rec[6].append(("data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
             data[p:q] = raw
         else:
             self._log(("data", buf.uid, p, buf.data[p:q].tobytes()))
@@ -956,9 +970,10 @@ class Stepper:
                 self._arrivals[entry[1]] = entry[2]
             else:
                 head.state = entry[1]
-        top = it.stack[-1][2] if type(stack) is int else None
+        # (slot, old value): a slot of the innermost environment when the step began
+        top = (it.stack if type(stack) is int else stack)[-1][2]
         for entry in reversed(env_log):
-            if len(entry) == 2:  # a slot of the innermost environment (an op without regions)
+            if len(entry) == 2:
                 top[entry[0]] = entry[1]
             else:
                 env, s, old = entry
