@@ -19,9 +19,10 @@ uninitialised bytes), :meth:`Stepper.workitem_states`, :attr:`Stepper.grid`,
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from loom.interp.memory import Buf
 from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
+from loom.interp.stepper_access import Access
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -129,20 +131,23 @@ class _ItemContext(BaseContext):
 
     def __init__(self, stepper: Stepper) -> None:
         super().__init__(stepper.plan)
-        self.s = stepper
+        # a proxy: no reference cycle, so a stepper and its history are freed when dropped
+        # (not at a later full garbage collection)
+        self.s = weakref.proxy(stepper)
 
     def coord(self, kind: str, dim: str, step: Any = None) -> Any:
         d = _DIMS[dim]
-        it = self.s._item
+        s = self.s
         if kind == "size":
-            return np.int64(self.s.workgroup_size[d])
+            return s._sizes[d]
         if kind == "count":
-            return np.int64(self.s.grid[d])
+            return s._counts[d]
+        it = s._items[s._cur]
         if kind == "workitem":
             return np.int64(it.local[d])
         if kind == "workgroup":
             return np.int64(it.wg[d])
-        return np.int64(it.wg[d] * self.s.workgroup_size[d] + it.local[d])
+        return np.int64(it.wg[d] * s.workgroup_size[d] + it.local[d])
 
     def coord_affine(self, kind: str, dim: str) -> Any:
         return None
@@ -208,15 +213,14 @@ class _ItemContext(BaseContext):
 
     def load(self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, contig: Any) -> Any:
         p = self._range(step, buf, int(addr), dtype.itemsize)
-        self.s._read(step, buf, p, dtype.itemsize)
-        return buf.data[p : p + dtype.itemsize].view(dtype)[0]
+        return self.s._read(step, buf, p, dtype.itemsize).load(p, dtype)
 
     def store(
         self, step: Any, buf: Buf, addr: Any, value: Any, dtype: np.dtype, contig: Any
     ) -> None:
         p = self._range(step, buf, int(addr), dtype.itemsize)
-        raw = np.asarray(value, dtype=dtype).reshape(1).view(np.uint8)
-        self.s._write(step, buf, p, raw)
+        raw = value if type(value) is dtype.type else np.asarray(value, dtype=dtype)
+        self.s._write(step, buf, p, raw.tobytes())
 
     def observe(
         self, step: Any, buf: Buf, addr: Any, dtype: np.dtype, write: bool, atomic: bool = False
@@ -294,6 +298,8 @@ class Stepper:
         counts, sizes = self.plan.grid(tuple(workload), MAX_WORKGROUP_ITEMS)
         self.grid: tuple[int, int, int] = counts
         self.workgroup_size: tuple[int, int, int] = sizes
+        self._sizes = tuple(np.int64(v) for v in sizes)
+        self._counts = tuple(np.int64(v) for v in counts)
         self.values_in, self._bufs = bind_args(
             self.plan.params, tuple(args), self.plan.name, self.plan.program
         )
@@ -306,7 +312,7 @@ class Stepper:
         self._findings = san.Findings(
             self.plan.program, lambda item: item_coords(item, counts, sizes)
         )
-        self._findings.journal = []
+        self._findings.journal = self._journal = []
         self._workitems = self._ngroups * self._wg
         for b in self._bufs:
             b.shadow = self._shadow(b.data.size, self.records.initialised(b))
@@ -325,6 +331,11 @@ class Stepper:
         self.ctx.functions = bound
         self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
+        self._acc: dict[int, Access] = {}
+        """Fast access paths by buffer uid (undo records name buffers by uid)."""
+        self._getters: list = []
+        """Per step (by index): the operands' getter from the environment (None: at most one)."""
+        self._add_getters()
         self._arrivals: dict[int, tuple] = {}
         """Flat index of a waiting workitem -> (step, scope, table function, operands, env)."""
         self._queues: dict[int, Any] = {}
@@ -429,11 +440,12 @@ class Stepper:
         """Run one op of the current workitem; False when there is nothing left to run."""
         if self._done:
             return False
-        it = self._item
+        cur = self._cur
+        it = self._items[cur]
         # [workitem, group, stack, state, steps, env log, misc log, alloc log, new buffer,
         #  findings journal length, scheduler records...]
         rec: list = [
-            self._cur,
+            cur,
             self._group,
             it.stack,
             it.state,
@@ -442,7 +454,7 @@ class Stepper:
             None,
             None,
             None,
-            len(self._findings.journal),
+            len(self._journal),
         ]
         self._rec = rec
         self._touched = []
@@ -469,7 +481,12 @@ class Stepper:
             raise
         finally:
             self._rec = None
-        self._history.append(rec)
+        # a tuple of ints, bytes and NumPy scalars for most steps: the garbage collector stops
+        # tracking it, so a long history costs no collection time
+        rec[5] = tuple(rec[5])
+        if rec[6] is not None:
+            rec[6] = tuple(rec[6])
+        self._history.append(tuple(rec))
         self._taken += 1
         return True
 
@@ -542,36 +559,72 @@ class Stepper:
                 None,
             )
         ctx = self.ctx
+        ins = step.ins
+        try:
+            get = self._getters[step.index]
+        except IndexError:  # a step compiled after this stepper started
+            self._add_getters()
+            get = self._getters[step.index]
+        args = get(env) if get is not None else (env[ins[0]],) if ins else ()
         if step.ctrl is not None:
-            state, action = step.ctrl.enter(ctx, step, tuple([env[i] for i in step.ins]))
+            state, action = step.ctrl.enter(ctx, step, args)
             self._act(it, step, state, action)
             return
         if step.invariant:
             # lane-invariant op: every workitem with the same operand objects gets the same result
-            key = [env[i] for i in step.keys]
+            keys = step.keys
+            key = args if len(keys) == len(ins) else tuple([env[i] for i in keys])
             hit = self._memo.get(step.index)
             if hit is not None and all(map(is_, hit[0], key)):
                 res = hit[1]
             else:
-                res = step.fn(ctx, step, *key[: len(step.ins)])
+                res = step.fn(ctx, step, *args)
                 self._memo[step.index] = (key, res)
         else:
-            res = step.fn(ctx, step, *[env[i] for i in step.ins])
+            res = step.fn(ctx, step, *args)
         if step.term:
             if not step_branch(self, it, step, res):
                 self._leave(it, res)
             return
-        self._set_outs(env, step, res)
-        it.stack = it.stack[:-1] + ((region, pc + 1, env, owner),)
+        # an op without regions: only the innermost frame's pc and slots change, so the record
+        # keeps the pc and (slot, old value) pairs instead of the stack and environment
+        rec = self._rec
+        rec[2] = pc
+        log = rec[5]
+        outs = step.outs
+        if len(outs) == 1:
+            o = outs[0]
+            log.append((o, env[o]))
+            env[o] = res
+        else:
+            for o, v in zip(outs, res or ()):
+                log.append((o, env[o]))
+                env[o] = v
+        stack = it.stack
+        frame = (region, pc + 1, env, owner)
+        it.stack = (*stack[:-1], frame) if len(stack) > 1 else (frame,)
+
+    def _add_getters(self) -> None:
+        steps = self.plan.program.steps
+        self._getters.extend(
+            itemgetter(*st.ins) if len(st.ins) > 1 else None for st in steps[len(self._getters) :]
+        )
 
     def _set_outs(self, env: list, step: Any, res: Any) -> None:
         outs = step.outs
-        log = self._rec[5]
-        if len(outs) == 1:
-            log.append((env, outs[0], env[outs[0]]))
-            env[outs[0]] = res
+        self._set_slots(env, outs, (res,) if len(outs) == 1 else res or ())
+
+    def _set_slots(self, env: list, slots: tuple, values: Any) -> None:
+        """Set environment slots of a control step, logged as (slot, old value) when ``env`` is
+        the innermost environment when the step began (the record's stack has it)."""
+        rec = self._rec
+        log = rec[5]
+        if env is rec[2][-1][2]:
+            for s, v in zip(slots, values):
+                log.append((s, env[s]))
+                env[s] = v
         else:
-            for s, v in zip(outs, res or ()):
+            for s, v in zip(slots, values):
                 log.append((env, s, env[s]))
                 env[s] = v
 
@@ -597,9 +650,7 @@ class Stepper:
                 env = [None] * callee.nslots
             else:
                 target = step.regions[r]
-            for s, v in zip(target.args, args):
-                self._rec[5].append((env, s, env[s]))
-                env[s] = v
+            self._set_slots(env, target.args, args)
             it.stack = it.stack + ((target, 0, env, (step, state)),)
             if not target.steps:
                 self._leave(it, ())
@@ -655,30 +706,95 @@ class Stepper:
             rec[6] = []
         rec[6].append(entry)
 
-    def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> None:
+    def _access(self, buf: Buf) -> Access:
+        acc = self._acc.get(buf.uid)
+        if acc is None:
+            acc = self._acc[buf.uid] = Access(buf)
+        return acc
+
+    def _read(self, step: Any, buf: Buf, p: int, n: int, atomic: bool = False) -> Access:
         self._touched.append((buf, p, n))
-        self._log(buf.shadow.save("r", p, p + n))
-        item = self._item.item
-        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
+        acc = self._access(buf)
+        q = p + n
+        rec = self._rec
+        if rec[6] is None:
+            rec[6] = []
+        rec[6].append(acc.save("r", p, q))
+        item = self._items[self._cur].item
+        f = self._findings
+        if atomic:
+            f.atomic_steps.add(step.index)
+        sh, k = acc.sh, acc.k
+        if (
+            san.SHORTCUTS
+            and sh.ranges is None
+            and (acc.init is None or b"\0" not in acc.init[p:q].tobytes())
+            and acc.quiet(
+                "w",
+                p,
+                q,
+                acc.wib[p * k : q * k].tobytes(),
+                item,
+                self._epoch,
+                self._wg,
+                f.atomic_steps if atomic else None,
+            )
+        ):
+            acc.record("r", p, q, item, self._epoch, step.index)
+        else:
+            san.check_item(f, step, buf, p, n, item, self._epoch, self._wg, None, atomic)
+        return acc
+
+    def _check_write(
+        self, step: Any, acc: Access, p: int, n: int, raw: Any, atomic: bool, known: bool
+    ) -> None:
+        """Check and record a write of bytes ``p..p+n-1`` (``raw``: a callable giving the
+        bytes written, only asked for when the sanitizer reports)."""
+        q = p + n
+        saved = acc.save("w", p, q)
+        rec = self._rec
+        if rec[6] is None:
+            rec[6] = []
+        rec[6].append(saved)
+        item = self._items[self._cur].item
+        f = self._findings
+        if atomic:
+            f.atomic_steps.add(step.index)
+        sh, k = acc.sh, acc.k
+        atomics = f.atomic_steps if atomic else None
+        epoch, wg = self._epoch, self._wg
+        if (
+            san.SHORTCUTS
+            and sh.ranges is None
+            and acc.quiet("w", p, q, saved[7], item, epoch, wg, atomics)
+            and acc.quiet("r", p, q, acc.rib[p * k : q * k].tobytes(), item, epoch, wg, atomics)
+        ):
+            acc.record("w", p, q, item, epoch, step.index)
+        else:
+            san.check_item(f, step, acc.buf, p, n, item, epoch, wg, raw(), atomic, known)
 
     def _observe_write(self, step: Any, buf: Buf, p: int, n: int, atomic: bool) -> None:
         """A race observation of a write: the shadow records it, memory is unchanged (its
         value is unknown, so it never counts as a write of the same value)."""
-        self._log(buf.shadow.save("w", p, p + n))
-        raw = buf.data[p : p + n]
-        item = self._item.item
-        san.check_item(
-            self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic, False
-        )
+        acc = self._access(buf)
+        self._check_write(step, acc, p, n, lambda: buf.data[p : p + n], atomic, False)
         self._touched.append((buf, p, n))
 
-    def _write(self, step: Any, buf: Buf, p: int, raw: np.ndarray, atomic: bool = False) -> None:
-        n = raw.size
-        self._log(buf.shadow.save("w", p, p + n))
-        item = self._item.item
-        san.check_item(self._findings, step, buf, p, n, item, self._epoch, self._wg, raw, atomic)
-        self._log((buf, p, buf.data[p : p + n].tobytes()))
-        buf.data[p : p + n] = raw
+    def _write(self, step: Any, buf: Buf, p: int, raw: Any, atomic: bool = False) -> None:
+        """Write ``raw`` (bytes or a uint8 array) at byte ``p``."""
+        if type(raw) is not bytes:
+            raw = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+        acc = self._access(buf)
+        n = len(raw)
+        self._check_write(step, acc, p, n, lambda: np.frombuffer(raw, np.uint8), atomic, True)
+        q = p + n
+        data = acc.data
+        if data is not None:
+            self._rec[6].append(("data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
+            data[p:q] = raw
+        else:
+            self._log(("data", buf.uid, p, buf.data[p:q].tobytes()))
+            buf.data[p:q] = np.frombuffer(raw, np.uint8)  # bytes or a uint8 array
         self._touched.append((buf, p, n))
 
     # ------------------------------------------------------------------ scheduling
@@ -831,37 +947,50 @@ class Stepper:
 
     # ------------------------------------------------------------------ undo
 
-    def _undo(self, rec: list) -> None:
+    def _undo(self, rec: tuple) -> None:
         cur, group, stack, state, steps, env_log, misc, allocs, new_buf, journal = rec[:10]
         for extra in reversed(rec[10:]):
             _, items, c, g, done, epoch = extra
             self._items, self._cur, self._group, self._done = items, c, g, done
             self._epoch = epoch
+        it = self._items[cur]
         self._findings.rewind(journal)
         for entry in reversed(misc or ()):
-            if type(entry[0]) is san.Shadow:
-                entry[0].restore(entry)
-            elif entry[0] == "arrive":
+            head = entry[0]
+            if type(head) is int:
+                self._acc[head].sh.restore(entry)
+            elif type(head) is san.Shadow:
+                head.restore(entry)
+            elif head == "data":
+                _, uid, p, old = entry
+                self._acc[uid].buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
+            elif head == "arrive":
                 self._arrivals.pop(entry[1], None)
-            elif entry[0] == "depart":
+            elif head == "depart":
                 self._arrivals[entry[1]] = entry[2]
-            elif isinstance(entry[0], Buf):
-                buf, p, old = entry
-                buf.data[p : p + len(old)] = np.frombuffer(old, dtype=np.uint8)
             else:
-                entry[0].state = entry[1]
-        for env, s, old in reversed(env_log):
-            env[s] = old
-        for it, idx, k in reversed(allocs or ()):
+                head.state = entry[1]
+        # (slot, old value): a slot of the innermost environment when the step began
+        top = (it.stack if type(stack) is int else stack)[-1][2]
+        for entry in reversed(env_log):
+            if len(entry) == 2:
+                top[entry[0]] = entry[1]
+            else:
+                env, s, old = entry
+                env[s] = old
+        for item, idx, k in reversed(allocs or ()):
             if k:
-                it.allocs[idx] = k
+                item.allocs[idx] = k
             else:
-                it.allocs.pop(idx, None)
+                item.allocs.pop(idx, None)
         if new_buf is not None:
             key, buf = new_buf
             self._shared.pop(key, None)
             self._scratch.remove(buf)
             self._scratch_bytes -= buf.data.size
+            self._acc.pop(buf.uid, None)
         self._cur, self._group = cur, group
-        it = self._items[cur]
+        if type(stack) is int:  # the pc of the innermost frame before the step
+            region, _, env, owner = it.stack[-1]
+            stack = (*it.stack[:-1], (region, stack, env, owner))
         it.stack, it.state, it.steps = stack, state, steps

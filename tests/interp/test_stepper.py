@@ -188,3 +188,84 @@ def test_history_keeps_the_most_recent_steps_up_to_its_limit() -> None:
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="history_limit"):
         Stepper(module, name, workload=workload, args=args, history_limit=-1)
+
+
+ATOMIC_MIX = """target.generic<reference> @reference
+
+kernel.def target(@reference) @k() {
+  %one = index.constant 1 : index
+  %groups = index.constant 2 : index
+  %size = index.constant 4 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%size, %one, %one) : index
+} launch(%out: buffer) {
+  %base = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %lane = kernel.workitem.id<x> : index
+  %ov = buffer.view %out[%base] : buffer -> view<64xi32>
+  %count = scalar.constant 1 : i32
+  view.atomic.reduce<addi> %count, %ov[%c0] {ordering = relaxed, scope = device} : i32, view<64xi32>
+  %first = index.cmp eq, %lane, %c0 : index
+  scf.if %first {
+    view.store %count, %ov[%c1] : i32, view<64xi32>
+  }
+  view.atomic.reduce<addi> %count, %ov[%c1] {ordering = relaxed, scope = device} : i32, view<64xi32>
+  kernel.return
+}
+"""
+
+
+def _shadow_state(s: Stepper) -> list:
+    out = []
+    for b in s._bufs:
+        sh = b.shadow
+        stamps = [sh.w_item.copy(), sh.r_item.copy()]
+        # ops and epochs only mean something where a stamp is recorded
+        ops = [np.where(sh.w_item != 0, sh.w_op, -1), np.where(sh.r_item != 0, sh.r_op, -1)]
+        out.append((stamps, ops, None if sh.init is None else sh.init.copy()))
+    return out
+
+
+def _same_shadows(a: list, b: list) -> bool:
+    return all(
+        all(np.array_equal(x, y) for x, y in zip(sa + oa, sb + ob))
+        and (ia is None) == (ib is None)
+        and (ia is None or np.array_equal(ia, ib))
+        for (sa, oa, ia), (sb, ob, ib) in zip(a, b)
+    )
+
+
+def test_atomic_accesses_on_the_quiet_path_report_and_undo_as_the_rules_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loom.format.text.parser import parse_module
+    from loom.interp import sanitizer
+
+    module = parse_module(ATOMIC_MIX, filename="atomic_mix.loom")
+    runs = []
+    for shortcuts in (True, False):
+        monkeypatch.setattr(sanitizer, "SHORTCUTS", shortcuts)
+        out = np.zeros(64, np.int32)
+        s = Stepper(module, "k", args=(out,))
+        s.run()
+        runs.append(([(d.code, d.message, d.range.line) for d in s.findings], _shadow_state(s)))
+        # each workgroup's lane 0 stores 1 before its lanes add 1 each
+        assert out[0] == 8 and out[1] == 5
+    assert runs[0][0] == runs[1][0]
+    # atomics never race with each other; the plain store races with the atomics before it
+    assert {code for code, _, _ in runs[0][0]} == {"SANITIZE/002"}
+    assert {line for _, _, line in runs[0][0]} == {18}
+    assert _same_shadows(runs[0][1], runs[1][1])
+    # stepping back to any point and forward again meets the same state and findings
+    monkeypatch.setattr(sanitizer, "SHORTCUTS", True)
+    s = Stepper(module, "k", args=(np.zeros(64, np.int32),))
+    states = [_shadow_state(s)]
+    while s.step():
+        states.append(_shadow_state(s))
+    final = [(d.code, d.message) for d in s.findings]
+    for expected in reversed(states[:-1]):
+        assert s.step_back()
+        assert _same_shadows(_shadow_state(s), expected)
+    assert s.findings == []
+    s.run()
+    assert [(d.code, d.message) for d in s.findings] == final
