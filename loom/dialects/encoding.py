@@ -562,94 +562,101 @@ def _kind_ok(p: Param, v: Any) -> bool:
 
 def spec_problems(spec: EncodingSpec, dynamic: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of ``spec`` (and the dynamic parameters, name -> value) against its family."""
-    name = spec.family
-    fam = FAMILIES.get(name)
-    dyn = dynamic or {}
+    fam = FAMILIES.get(spec.family)
     if fam is None:
         return []
+    dyn = dynamic or {}
     out: list[Violation] = []
     for k, v in spec.params:
-        p = fam.params.get(k)
-        if p is None:
-            out.append(Violation("ENCODING/008", f"#{name} does not take parameter '{k}'", "spec"))
-        elif not _kind_ok(p, v):
-            out.append(
-                Violation(
-                    "ENCODING/010",
-                    f"#{name} parameter '{k}' must be {_KIND_TEXT.get(p.kind, p.kind)}, got {v!r}",
-                    "spec",
-                )
-            )
-        elif p.cases and v not in p.cases:
-            out.append(
-                Violation(
-                    "ENCODING/013",
-                    f"#{name} parameter '{k}' value \"{v}\" is not one of " + ", ".join(p.cases),
-                    "spec",
-                )
-            )
-        elif p.kind in ROLE_TYPES:
-            inner = family_role(v.family)
-            if inner is not None and inner != p.kind:
-                out.append(
-                    Violation(
-                        "ENCODING/011",
-                        f"#{name} parameter '{k}' must be {_ROLE_TEXT[p.kind]}, got "
-                        f"#{v.family} ({_ROLE_TEXT[inner]})",
-                        "spec",
-                    )
-                )
-            else:
-                out += spec_problems(v)
+        out += _static_param_problems(spec.family, fam, k, v)
     for k, v in dyn.items():
-        if k in spec.names:
-            out.append(
-                Violation(
-                    "ENCODING/006",
-                    f'parameter "{k}" of #{name} is given both statically and dynamically',
-                    "params",
-                )
-            )
-            continue
-        if fam.dynamic is None:
-            continue
-        want = fam.dynamic.get(k)
-        if want is None:
-            out.append(
-                Violation(
-                    "ENCODING/008",
-                    f'#{name} does not take dynamic parameter "{k}"',
-                    "params",
-                )
-            )
-            continue
-        t = getattr(v, "type", None)
-        if want in ROLE_TYPES:
-            if t not in ENCODING_TYPES:
-                out.append(
-                    Violation(
-                        "ENCODING/009",
-                        f'#{name} dynamic parameter "{k}" has type {t}; expected_type='
-                        f'"encoding" ({ROLE_TYPES[want]})',
-                        "params",
-                    )
-                )
-            elif t is not ENCODING and t is not ROLE_TYPES[want]:
-                out.append(
-                    Violation(
-                        "ENCODING/011",
-                        f'#{name} dynamic parameter "{k}" has type {t}; expected_role='
-                        f'"{_ROLE_TEXT[want]}"',
-                        "params",
-                    )
-                )
+        out += _dynamic_param_problems(spec, fam, k, v)
     given = set(spec.names) | set(dyn)
     for k in fam.required:
         if k not in given:
-            out.append(Violation("ENCODING/007", f'#{name} needs parameter "{k}"', "spec"))
+            out.append(Violation("ENCODING/007", f'#{spec.family} needs parameter "{k}"', "spec"))
     if not out and fam.check is not None:
-        out += fam.check(name, spec, dyn)
+        out += fam.check(spec.family, spec, dyn)
     return out
+
+
+def _static_param_problems(name: str, fam: Any, k: str, v: Any) -> list[Violation]:
+    """A static parameter ``k = v`` of family ``name``: known, of its kind, one of its cases,
+    a nested spec of the right role (itself checked)."""
+    p = fam.params.get(k)
+    if p is None:
+        return [Violation("ENCODING/008", f"#{name} does not take parameter '{k}'", "spec")]
+    if not _kind_ok(p, v):
+        return [
+            Violation(
+                "ENCODING/010",
+                f"#{name} parameter '{k}' must be {_KIND_TEXT.get(p.kind, p.kind)}, got {v!r}",
+                "spec",
+            )
+        ]
+    if p.cases and v not in p.cases:
+        return [
+            Violation(
+                "ENCODING/013",
+                f"#{name} parameter '{k}' value \"{v}\" is not one of " + ", ".join(p.cases),
+                "spec",
+            )
+        ]
+    if p.kind not in ROLE_TYPES:
+        return []
+    inner = family_role(v.family)
+    if inner is not None and inner != p.kind:
+        return [
+            Violation(
+                "ENCODING/011",
+                f"#{name} parameter '{k}' must be {_ROLE_TEXT[p.kind]}, got "
+                f"#{v.family} ({_ROLE_TEXT[inner]})",
+                "spec",
+            )
+        ]
+    return spec_problems(v)
+
+
+def _dynamic_param_problems(spec: EncodingSpec, fam: Any, k: str, v: Any) -> list[Violation]:
+    """A dynamic parameter ``k`` (an SSA value ``v``): not also static, known to the family,
+    of an encoding type of the right role where the family wants an encoding."""
+    name = spec.family
+    if k in spec.names:
+        return [
+            Violation(
+                "ENCODING/006",
+                f'parameter "{k}" of #{name} is given both statically and dynamically',
+                "params",
+            )
+        ]
+    if fam.dynamic is None:
+        return []
+    want = fam.dynamic.get(k)
+    if want is None:
+        return [
+            Violation("ENCODING/008", f'#{name} does not take dynamic parameter "{k}"', "params")
+        ]
+    if want not in ROLE_TYPES:
+        return []
+    t = getattr(v, "type", None)
+    if t not in ENCODING_TYPES:
+        return [
+            Violation(
+                "ENCODING/009",
+                f'#{name} dynamic parameter "{k}" has type {t}; expected_type='
+                f'"encoding" ({ROLE_TYPES[want]})',
+                "params",
+            )
+        ]
+    if t is not ENCODING and t is not ROLE_TYPES[want]:
+        return [
+            Violation(
+                "ENCODING/011",
+                f'#{name} dynamic parameter "{k}" has type {t}; expected_role="{_ROLE_TEXT[want]}"',
+                "params",
+            )
+        ]
+    return []
 
 
 _KIND_TEXT = {
