@@ -117,7 +117,7 @@ class Ref(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         v = g.one(self.field)
-        g.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
+        g.token(lit="%", expr=f"(_nm if (_nm := {v}.name) is not None else {v}.id)")
 
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.field)

@@ -12,19 +12,20 @@ class NamePool:
 
     A name string costs ~56 bytes as its own object; here it costs its characters, one ``%``
     before each, and a 4-byte start offset in an array indexed by value id: a name runs from
-    its start to the next ``%``. The parser keeps the names it reads in one pool per module; a
-    value whose name slot holds the pool reads its name there by its id (ids never change).
-    Names are added in bulk and read later: :meth:`add` queues them and the first read joins
-    the queue into :attr:`text`. Renaming a value stores the new name in the value itself.
+    its start to the next ``%`` (:attr:`text` always ends with one). The parser keeps the
+    names it reads in one pool per module; a value whose name slot holds the pool reads its
+    name there by its id (ids never change). Names are added in bulk and read later:
+    :meth:`add` queues them and the first read joins the queue into :attr:`text`. Renaming a
+    value stores the new name in the value itself.
     """
 
     __slots__ = ("text", "starts", "pending", "size")
 
     def __init__(self) -> None:
-        self.text = ""
+        self.text = "%"
         self.starts = array("I")
         self.pending: list[str] = []
-        self.size = 0  # length of text plus the queued tokens
+        self.size = 0  # length of the pooled tokens, queued ones included
 
     def add(self, vid: int, token: str) -> bool:
         """Queue ``token``, ``%`` and a name without ``%``, as the name of value ``vid``.
@@ -49,16 +50,16 @@ class NamePool:
         text = self.text
         start = self.starts[vid]
         if start >= len(text):
-            self.flush()
-            text = self.text
-        end = text.find("%", start)
-        return text[start:end] if end >= 0 else text[start:]
+            text = self.flush()
+        return text[start : text.find("%", start)]
 
-    def flush(self) -> None:
-        """Join the queued names into :attr:`text` (the parser calls it when done)."""
+    def flush(self) -> str:
+        """Join the queued names into :attr:`text` and return it (the parser calls it when
+        done)."""
         if self.pending:
-            self.text += "".join(self.pending)
+            self.text = self.text[:-1] + "".join(self.pending) + "%"
             self.pending = []
+        return self.text
 
 
 class Value:
@@ -87,7 +88,11 @@ class Value:
         n = self._name
         if n is None or n.__class__ is str:
             return n  # type: ignore[return-value]
-        return n.get(self.id)  # type: ignore[union-attr]
+        text = n.text  # NamePool.get, inlined: printers read names often
+        start = n.starts[self.id]
+        if start >= len(text):
+            text = n.flush()
+        return text[start : text.find("%", start)]
 
     @name.setter
     def name(self, name: str | None) -> None:

@@ -261,7 +261,7 @@ class _Gen:
             if self.static_count(tuple(x.name for x in decl.results)):
                 self.pending.append(
                     ", ".join(
-                        "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
+                        "%{" + f"(_nm if (_nm := {v}.name) is not None else {v}.id)" + "}"
                         for v in (self.values(x.name)[1] for x in decl.results)
                     )
                     + " = "
@@ -314,7 +314,7 @@ class _Gen:
     def name_list(self, fields: tuple[str, ...], bracket: bool) -> None:
         if self.static_count(fields):
             names = ", ".join(
-                "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
+                "%{" + f"(_nm if (_nm := {v}.name) is not None else {v}.id)" + "}"
                 for v in (self.values(f)[1] for f in fields)
             )
             if bracket:
