@@ -108,6 +108,16 @@ class Value:
         return f"<loom value %{self.display_name}: {self.type}>"
 
 
+def name_expr(v: str) -> str:
+    """Python source reading the bare name or id of the value in variable ``v``, as generated
+    printers inline it: ``Value.name`` without the property call for an unnamed value or one
+    holding its own string (the common cases; a pooled name costs one :meth:`NamePool.get`)."""
+    return (
+        f"({v}.id if (_nm := {v}._name) is None "
+        f"else _nm if _nm.__class__ is str else _nm.get({v}.id))"
+    )
+
+
 MAX_ID_DIGITS = 18
 """Longer digit names never spell a value id (and ``int()`` of them stays cheap)."""
 
