@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from loom.ir import DYNAMIC_INDEX, INDEX, Block, Region, Value
 from loom.ir.types import is_encoding_type
+from loom.ir.values import name_expr
 
 Ctx = Any
 """A consumer's context (see the module docstring); typed loosely to keep this module a leaf."""
@@ -117,7 +118,7 @@ class Ref(FormatElement):
 
     def print_code(self, g: Ctx) -> None:
         v = g.one(self.field)
-        g.token(lit="%", expr=f"{v}.id if {v}.name is None else {v}.name")
+        g.token(lit="%", expr=name_expr(v))
 
     def line_code(self, g: Ctx) -> None:
         var, variadic = g.operand(self.field)

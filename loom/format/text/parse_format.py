@@ -528,7 +528,7 @@ def _adopt(p: Parser, scope: Scope, ph: Value | None, v: Value, tok: str) -> Val
     """The result ``v`` as the placeholder ``ph`` that a type of its own op already names."""
     if ph is None:
         return v
-    ph.id, ph.type, ph.name = v.id, v.type, v.name
+    ph.id, ph.type, ph._name = v.id, v.type, v._name  # the same name, even if pooled
     p.values[v.id] = ph
     if scope.names.get(tok) is v:
         scope.names[tok] = ph

@@ -53,7 +53,7 @@ from loom.ir import (
 from loom.ir.encoding_spec import SpecError, canonical_spec
 from loom.ir.locations import LINE_SHIFT, MAX_COL, MAX_LINE
 from loom.ir.types import YIELDABLE
-from loom.ir.values import MAX_ID_DIGITS, spelled_id
+from loom.ir.values import MAX_ID_DIGITS, NamePool, spelled_id
 from loom.registry import OpRegistry, as_registry
 from loom.switches import gc_paused, recursion_limit_at_least
 
@@ -122,6 +122,7 @@ class Parser:
         "shaped_cache",
         "dynamic_cache",
         "spare_ids",
+        "names",
     )
 
     def __init__(self, text: str, filename: str, registry: OpRegistry) -> None:
@@ -155,6 +156,8 @@ class Parser:
         placeholders the types on that line made for those names (a type may name a result
         of its own op, ``-> (encoding<layout>, view<4xf32, %layout>)``); the results adopt
         them."""
+        self.names = NamePool()
+        """The names of the parsed values (joined into one string when the parse ends)."""
         self.mixed = False
         """True once some scope holds a digit name that is not its value's id (``%3`` naming
         value 7): lookups then compare the dicts with the id table."""
@@ -422,7 +425,8 @@ class Parser:
                         "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
                     )
                 self.mixed = True
-            v = Value(vid, type, name)  # type: ignore[arg-type]
+            pooled = self.names.add(vid, tok)
+            v = Value(vid, type, self.names if pooled else name)  # type: ignore[arg-type]
             names[tok] = v
         values.append(v)
         return v
@@ -755,7 +759,7 @@ class Parser:
         get_plan = plans.get
         locations = self.locations
         words, base = locations.line_span_words(self.source_id) or (None, 0)
-        values, spare, live = self.values, self.spare_ids, self.live
+        values, spare, live, pool = self.values, self.spare_ids, self.live, self.names
         resolve, type_of = self.resolve, self.type_of_token
         pos, line_no = self.pos, self.line_no
         scope = self.scopes[-1].names
@@ -789,7 +793,8 @@ class Parser:
                     break
                 vid = spare.popleft() if spare and spare[0] == vid else vid
                 if lhs is not None:
-                    r = scope[lhs] = Value(vid, rtypes, lhs[1:])
+                    pooled = pool.add(vid, lhs)
+                    r = scope[lhs] = Value(vid, rtypes, pool if pooled else lhs[1:])
                 else:
                     r = Value(vid, rtypes)
                     if digits is not None:  # the new id's own spelling: found by id
@@ -1112,5 +1117,6 @@ def parse_module(
             module = parser.parse_top_level()
     except RecursionError:  # pragma: no cover - depth is bounded before this can happen
         raise parser.error("PARSE/015", "input nested too deeply") from None
+    parser.names.flush()
     module.source_texts[filename] = text
     return module

@@ -22,6 +22,7 @@ from typing import Any
 from loom.dsl import AttrKind, OpDef
 from loom.format.text.codegen import compile_generated
 from loom.ir import DYNAMIC_INDEX, Operation, Value
+from loom.ir.values import name_expr
 from loom.opview import needs_segments, operand_groups
 
 GLUE = object()
@@ -261,7 +262,7 @@ class _Gen:
             if self.static_count(tuple(x.name for x in decl.results)):
                 self.pending.append(
                     ", ".join(
-                        "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
+                        "%{" + name_expr(v) + "}"
                         for v in (self.values(x.name)[1] for x in decl.results)
                     )
                     + " = "
@@ -314,8 +315,7 @@ class _Gen:
     def name_list(self, fields: tuple[str, ...], bracket: bool) -> None:
         if self.static_count(fields):
             names = ", ".join(
-                "%{" + f"{v}.id if {v}.name is None else {v}.name" + "}"
-                for v in (self.values(f)[1] for f in fields)
+                "%{" + name_expr(v) + "}" for v in (self.values(f)[1] for f in fields)
             )
             if bracket:
                 self.token(lit="[")

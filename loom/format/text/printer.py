@@ -55,11 +55,13 @@ _PLAN_MISFIT = (
 
 def value_name(v: Value) -> str:
     """``%name`` or ``%id``."""
-    return "%" + (v.name if v.name is not None else str(v.id))
+    n = v.name
+    return "%" + (n if n is not None else str(v.id))
 
 
 def _bare(v: Value) -> str:
-    return v.name if v.name is not None else str(v.id)
+    n = v.name
+    return n if n is not None else str(v.id)
 
 
 def type_text(t: Type) -> str:
