@@ -406,6 +406,13 @@ class Items:
             self._lanes = got[0] if len(got) == 1 else np.concatenate(got)
         return self._lanes
 
+    def stamps(self, dtype: np.dtype) -> np.ndarray:
+        """The stamp (id + 1) of every access in ``dtype`` (the shadow's stamp type)."""
+        parts = self.ix.parts if type(self.ix) is BoxesIndex else (self.ix,)
+        one = dtype.type(self.base + 1)
+        got = [np.add(_lane_ids(p.lane_fact, p.extents, dtype), one) for p in parts]
+        return got[0] if len(got) == 1 else np.concatenate(got)
+
     def array(self) -> np.ndarray:
         """The workitem id of every access."""
         if self._ids is None:
@@ -812,22 +819,38 @@ def _conflict(
     workgroup_memory: bool,
 ) -> np.ndarray:
     """Granules whose recorded access (stamps ``prev``) races with this one's (``stamps``)."""
+    if workgroup_memory:
+        # only the same workgroup's accesses in the same barrier interval race: test the
+        # epochs first (after a barrier they usually differ everywhere)
+        prev_epoch = prev_epoch_fn()
+        if np.ndim(prev_epoch) or np.ndim(epochs):
+            same_epoch = prev_epoch == epochs
+            if not same_epoch.any():
+                return np.zeros(prev.shape, bool)
+        else:
+            same_epoch = None if prev_epoch == epochs else False
+            if same_epoch is False:
+                return np.zeros(prev.shape, bool)
     cand = (prev != NONE) & (prev != stamps)
     if not cand.any():
         return cand
-    prev_epoch = prev_epoch_fn()
     wg = int(wg)
     if wg & (wg - 1) == 0:  # a power of two: a shift is the same floor division, faster
         k = wg.bit_length() - 1
         same_group = ((prev - 1) >> k) == ((stamps - 1) >> k)
     else:
         same_group = ((prev - 1) // wg) == ((stamps - 1) // wg)
-    concurrent = (~same_group) if not workgroup_memory else np.zeros_like(same_group)
-    return cand & (concurrent | (same_group & (prev_epoch == epochs)))
+    if workgroup_memory:
+        cand &= same_group
+        return cand if same_epoch is None else cand & same_epoch
+    prev_epoch = prev_epoch_fn()
+    return cand & (~same_group | (prev_epoch == epochs))
 
 
-def _stamps(items: Any, n: int) -> np.ndarray:
-    """(n, 1) stamps of the accesses."""
+def _stamps(items: Any, n: int, dtype: np.dtype) -> np.ndarray:
+    """(n, 1) stamps of the accesses (of lane facts: in the shadow's stamp ``dtype``)."""
+    if type(items) is Items:
+        return items.stamps(dtype)[:, None]
     return (_item_ids(items, n) + 1)[:, None]
 
 
@@ -1015,7 +1038,7 @@ def check_read(
         bad = _conflict(
             prev,
             lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             buf.space == "workgroup",
@@ -1079,7 +1102,7 @@ def check_write(
         bad = _conflict(
             prev,
             lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             wgm,
@@ -1129,7 +1152,7 @@ def check_write(
         bad_r = _conflict(
             prev_r,
             lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             wgm,
