@@ -1491,8 +1491,9 @@ class GridContext(BaseContext):
                 )
             ):
                 # every lane, no two overlapping: the shadow follows the same strided view
-                lanes = san.lane_range(self.n)
+                lanes = None  # from the lane fact
                 shadow_ix = san.AffineIndex(f, ext, size)
+                shadow_ix.lane_fact = (0, A.lane_strides(ext))
             elif mask is not None and (boxes := self.guard_boxes()) is not None:
                 # the active lanes are a box: the same over the box (when it fits); a few
                 # boxes with no two active lanes at one position (``fact[2]``: in-bounds
@@ -1530,10 +1531,15 @@ class GridContext(BaseContext):
                 sub = self.guard_box() or ()
                 np.copyto(vals.reshape(ext)[sub], view[sub], where=m[sub])
             if check:
-                self._check(step, buf, shadow_ix or san.FancyIndex(pos), lanes, None)
+                if shadow_ix is not None and lanes is None:
+                    self._check_facts(step, buf, shadow_ix, None)
+                else:
+                    self._check(step, buf, shadow_ix or san.FancyIndex(pos), lanes, None)
             return None, None, vals
         src = np.asarray(values, dtype=dtype)
-        if check:
+        if check and shadow_ix is not None and lanes is None:
+            self._check_facts(step, buf, shadow_ix, src)
+        elif check:
             raw = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[lanes])
             # injective (checked above): the same-step write race search has nothing to find
             ix = shadow_ix or san.FancyIndex(pos, distinct=True)
@@ -1576,20 +1582,20 @@ class GridContext(BaseContext):
         if lo < 0 or hi + size > buf.data.size or not A.injective(f[1], spread, size):
             return None, None
         strides = A.lane_strides(self.extents)
-        lanes = A.positions((sum(a * s for a, s in zip(first, strides)), strides), sub)
-        return san.AffineIndex(fsub, sub, size), lanes
+        ix = san.AffineIndex(fsub, sub, size)
+        ix.lane_fact = (sum(a * s for a, s in zip(first, strides)), strides)
+        return ix, None  # lanes: from the lane fact (see _check_facts)
 
     def _boxes_index(self, f: tuple, boxes: list, buf: Buf, size: int) -> tuple:
         """(sanitizer index, lanes) of an injective access at fact ``f`` by the lanes of
         several boxes, box after box, or (None, None) when one does not fit."""
-        parts, lanes = [], []
+        parts = []
         for box in boxes:
-            ix, ln = self._box_index(f, box, buf, size, False)
+            ix, _ = self._box_index(f, box, buf, size, False)
             if ix is None:
                 return None, None
             parts.append(ix)
-            lanes.append(ln)
-        return san.BoxesIndex(parts), np.concatenate(lanes)
+        return san.BoxesIndex(parts), None
 
     def _lanes_and_addr(
         self, step: Any, buf: Buf, addr: Any, size: int, contig: Any = None
@@ -1679,6 +1685,28 @@ class GridContext(BaseContext):
                 raw.reshape(-1, size),
                 buf.data,
             )
+
+    def _check_facts(self, step: Any, buf: Buf, ix: Any, src: Any) -> None:
+        """:meth:`_check` of a read (``src`` None) or a write of ``src`` (a scalar or a value
+        per chunk lane) at an index whose parts know their lanes (``lane_fact``): lane ids
+        and written bytes are built only when the sanitizer needs them."""
+        items = san.Items(ix, self.g0 * self.wg)
+
+        def raw() -> np.ndarray:
+            got = np.ascontiguousarray(np.broadcast_to(src, (self.n,))[items.lanes()])
+            return got.view(np.uint8).reshape(-1, src.dtype.itemsize)
+
+        if self.tracer is not None or self.corner is not None:
+            lanes = items.lanes()
+            self._check(step, buf, ix, lanes, None if src is None else raw())
+            return
+        if buf.shadow is None:
+            return
+        epochs = self._epochs_of(items.lanes()) if self._epoch_version else None
+        if src is None:
+            san.check_read(self.findings, step, buf, ix, items, epochs, self.wg)
+        else:
+            san.check_write(self.findings, step, buf, ix, items, epochs, self.wg, raw, buf.data)
 
     def _check(
         self,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import math
 import sys
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -385,10 +386,57 @@ def lane_range(n: int) -> np.ndarray:
 _INT64 = np.dtype(np.int64)
 
 
+class Items:
+    """Workitem ids of the accesses of an :class:`AffineIndex` / :class:`BoxesIndex` whose
+    parts know their lanes (``lane_fact``): ``base`` + lane id, in row order. Stamps are written
+    from the facts; the id array is built only when a check or report needs it."""
+
+    __slots__ = ("ix", "base", "_lanes", "_ids")
+
+    def __init__(self, ix: Any, base: int) -> None:
+        self.ix, self.base = ix, base
+        self._lanes: np.ndarray | None = None
+        self._ids: np.ndarray | None = None
+
+    def lanes(self) -> np.ndarray:
+        """The lane index of every access."""
+        if self._lanes is None:
+            parts = self.ix.parts if type(self.ix) is BoxesIndex else (self.ix,)
+            got = [_lane_ids(p.lane_fact, p.extents, _INT64) for p in parts]
+            self._lanes = got[0] if len(got) == 1 else np.concatenate(got)
+        return self._lanes
+
+    def stamps(self, dtype: np.dtype) -> np.ndarray:
+        """The stamp (id + 1) of every access in ``dtype`` (the shadow's stamp type)."""
+        parts = self.ix.parts if type(self.ix) is BoxesIndex else (self.ix,)
+        one = dtype.type(self.base + 1)
+        got = [np.add(_lane_ids(p.lane_fact, p.extents, dtype), one) for p in parts]
+        return got[0] if len(got) == 1 else np.concatenate(got)
+
+    def array(self) -> np.ndarray:
+        """The workitem id of every access."""
+        if self._ids is None:
+            self._ids = self.lanes() + self.base
+        return self._ids
+
+
+@lru_cache(maxsize=32)
+def _lane_ids(fact: tuple, extents: tuple, dtype: np.dtype) -> np.ndarray:
+    """The lane fact's value for every lane in ``dtype`` (read-only; chunks share it)."""
+    from loom.interp.affine import positions
+
+    out = positions(fact, extents).astype(dtype, copy=False)
+    out.flags.writeable = False
+    return out
+
+
 def _item_ids(items: Any, n: int) -> np.ndarray:
-    """Workitem ids of the accesses (``items`` is an array, or the first of consecutive ids)."""
+    """Workitem ids of the accesses (``items`` is an array, an :class:`Items`, or the first of
+    consecutive ids)."""
     if isinstance(items, np.ndarray):
         return items
+    if type(items) is Items:
+        return items.array()
     return np.arange(items, items + n, dtype=np.int64)
 
 
@@ -541,7 +589,19 @@ class AffineIndex:
     share the very same position along axes the fact does not depend on (reads): shadow rows
     are strided views of the shadow arrays (no index arrays)."""
 
-    __slots__ = ("fact", "extents", "size", "g", "n", "c0", "co", "per", "_starts", "last")
+    __slots__ = (
+        "fact",
+        "extents",
+        "size",
+        "g",
+        "n",
+        "c0",
+        "co",
+        "per",
+        "_starts",
+        "last",
+        "lane_fact",
+    )
     contiguous = False
     distinct = True
 
@@ -556,6 +616,8 @@ class AffineIndex:
         self.g = 1
         self.c0, self.co, self.per = fact[0], fact[1], size
         self._starts: np.ndarray | None = None
+        self.lane_fact: tuple | None = None
+        """Affine fact of the lane index over the same box (for :class:`Items`), if known."""
 
     @property
     def starts(self) -> np.ndarray:
@@ -610,7 +672,15 @@ class AffineIndex:
 
     def put_stamps(self, arr: np.ndarray, items: Any) -> None:
         """Record the accesses' workitems (stamp = id + 1) in rows."""
-        self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
+        if type(items) is Items and self.lane_fact is not None:
+            self.put_fact_stamps(arr, items.base)
+        else:
+            self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
+
+    def put_fact_stamps(self, arr: np.ndarray, base: int) -> None:
+        """Stamps of workitems ``base`` + lane id, from the lane fact (no id arrays)."""
+        lanes = _lane_ids(self.lane_fact, self.extents, arr.dtype).reshape(*self.extents, 1)
+        np.add(lanes[self.last], arr.dtype.type(base + 1), out=self._view(arr)[self.last])
 
     def data_rows(self, data: np.ndarray) -> np.ndarray:
         """The buffer bytes of each access."""
@@ -679,7 +749,11 @@ class BoxesIndex:
 
     def put_stamps(self, arr: np.ndarray, items: Any) -> None:
         """Record the accesses' workitems (stamp = id + 1) in rows."""
-        self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
+        if type(items) is Items and all(p.lane_fact is not None for p in self.parts):
+            for p in self.parts:
+                p.put_fact_stamps(arr, items.base)
+        else:
+            self.put(arr, (_item_ids(items, self.n) + 1)[:, None])
 
     def data_rows(self, data: np.ndarray) -> np.ndarray:
         """The buffer bytes of each access."""
@@ -715,7 +789,7 @@ def _in_range_mode(kind: str, sh: Shadow, ix: Any, items: Any, epochs: Any, op: 
     """Handle the access in range mode if possible (else leave range mode for good)."""
     if (
         isinstance(ix, SliceIndex)
-        and not isinstance(items, np.ndarray)
+        and not isinstance(items, np.ndarray | Items)
         and sh.range_access(kind, ix, items, epochs, op)
     ):
         return True
@@ -745,22 +819,38 @@ def _conflict(
     workgroup_memory: bool,
 ) -> np.ndarray:
     """Granules whose recorded access (stamps ``prev``) races with this one's (``stamps``)."""
+    if workgroup_memory:
+        # only the same workgroup's accesses in the same barrier interval race: test the
+        # epochs first (after a barrier they usually differ everywhere)
+        prev_epoch = prev_epoch_fn()
+        if np.ndim(prev_epoch) or np.ndim(epochs):
+            same_epoch = prev_epoch == epochs
+            if not same_epoch.any():
+                return np.zeros(prev.shape, bool)
+        else:
+            same_epoch = None if prev_epoch == epochs else False
+            if same_epoch is False:
+                return np.zeros(prev.shape, bool)
     cand = (prev != NONE) & (prev != stamps)
     if not cand.any():
         return cand
-    prev_epoch = prev_epoch_fn()
     wg = int(wg)
     if wg & (wg - 1) == 0:  # a power of two: a shift is the same floor division, faster
         k = wg.bit_length() - 1
         same_group = ((prev - 1) >> k) == ((stamps - 1) >> k)
     else:
         same_group = ((prev - 1) // wg) == ((stamps - 1) // wg)
-    concurrent = (~same_group) if not workgroup_memory else np.zeros_like(same_group)
-    return cand & (concurrent | (same_group & (prev_epoch == epochs)))
+    if workgroup_memory:
+        cand &= same_group
+        return cand if same_epoch is None else cand & same_epoch
+    prev_epoch = prev_epoch_fn()
+    return cand & (~same_group | (prev_epoch == epochs))
 
 
-def _stamps(items: Any, n: int) -> np.ndarray:
-    """(n, 1) stamps of the accesses."""
+def _stamps(items: Any, n: int, dtype: np.dtype) -> np.ndarray:
+    """(n, 1) stamps of the accesses (of lane facts: in the shadow's stamp ``dtype``)."""
+    if type(items) is Items:
+        return items.stamps(dtype)[:, None]
     return (_item_ids(items, n) + 1)[:, None]
 
 
@@ -948,7 +1038,7 @@ def check_read(
         bad = _conflict(
             prev,
             lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             buf.space == "workgroup",
@@ -993,7 +1083,8 @@ def check_write(
 ) -> None:
     """Check and record writes of ``new_bytes`` at ``ix`` (rows of bytes per access);
     ``atomic`` writes do not race with earlier atomic accesses nor with each other; ``known``
-    False: the value written is unknown (a race observation), never the same value."""
+    False: the value written is unknown (a race observation), never the same value.
+    ``new_bytes`` may be a callable returning them (called only when a check needs them)."""
     if atomic:
         f.atomic_steps.add(step.index)
     sh = buf.shadow
@@ -1011,7 +1102,7 @@ def check_write(
         bad = _conflict(
             prev,
             lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             wgm,
@@ -1019,6 +1110,8 @@ def check_write(
         bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
             rows_bad = bad.any(axis=1)
+            if callable(new_bytes):
+                new_bytes = new_bytes()
             equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
             if not known:
                 equal_rows = np.zeros_like(rows_bad)
@@ -1059,7 +1152,7 @@ def check_write(
         bad_r = _conflict(
             prev_r,
             lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
-            _stamps(items, n),
+            _stamps(items, n, sh.stamp),
             _epoch_rows(epochs),
             wg,
             wgm,
@@ -1082,6 +1175,8 @@ def check_write(
                 "the conflicting read",
             )
     if not (ix.contiguous or ix.distinct or atomic):
+        if callable(new_bytes):
+            new_bytes = new_bytes()
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes, known)
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:
