@@ -54,6 +54,11 @@ from loom.opview import region_groups
 CHUNK_LANES = 1 << 17
 """Most lanes run together (bounds the memory of lane arrays; chunks that fit the CPU caches
 beat whole-grid arrays, whose page faults and cache misses cost more than the per-op Python)."""
+SPARSE_DENSITY = 0.7
+"""When the first chunk's ops ran over fewer than this share of its lanes on average (many ran
+over compacted boxes of it), the fixed Python cost per op dominates: without the sanitizer, the
+rest of the grid runs in chunks of ``SPARSE_GROWTH`` times the lanes."""
+SPARSE_GROWTH = 8
 DEFAULT_MAX_STEPS = 1_000_000
 """Ops one workitem may execute when ``max_steps`` is None (an infinite loop ends with
 RUNTIME/009 within seconds; pass a larger ``max_steps`` for long-running kernels)."""
@@ -256,6 +261,8 @@ class BaseContext:
         self.max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         self.steps = 0
         self.ops = 0
+        self.width = 0
+        """Lanes the executed ops ran over (the chunk's, or a compacted box's)."""
         self.env: list = []
         self.aff: list = []
         self.retired = False
@@ -288,6 +295,7 @@ class BaseContext:
         try:
             for step in region.steps:
                 self.steps += 1
+                self.width += self.n
                 self.ops += count
                 if self.steps > self.max_steps:
                     self._budget(step)
@@ -1927,7 +1935,12 @@ def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: A
         while start < ngroups:
             box = _next_box(start, per_chunk, ctx.counts)
             count = box[1][0] * box[1][1] * box[1][2]
+            ctx.width, steps = 0, ctx.steps
             ctx.run_chunk(start, count, values, box)
+            if start == 0 and count == per_chunk and not ctx.sanitize:
+                steps = ctx.steps - steps
+                if steps and ctx.width < SPARSE_DENSITY * steps * count * wg:
+                    per_chunk *= SPARSE_GROWTH
             total_ops += ctx.ops
             ctx.ops = 0
             start += count
