@@ -196,3 +196,27 @@ def test_a_guard_made_outside_is_compacted_inside_a_compacted_region() -> None:
     finally:
         engine.GridContext.compacted = real
     assert (0, 0, 2, 0, 0, 0) in corners  # the inner guard ran inside the box of groups 2..4
+
+
+def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
+    """A first chunk whose ops ran over few of its lanes (compacted boxes) makes the rest of the
+    grid run in bigger chunks; memory and the op count are those of the general paths."""
+    sizes = []
+    real = engine.GridContext.run_chunk
+
+    def spy(self: engine.GridContext, start: int, count: int, values: list, box: tuple) -> None:
+        sizes.append(count)
+        return real(self, start, count, values, box)
+
+    monkeypatch.setattr(engine.GridContext, "run_chunk", spy)
+    what, (_, out) = assert_same(
+        _module("plain"), "reduce_tree", (40,), _args(40), 512, sanitize=False
+    )
+    assert what[2] == []
+    # with the fast paths: 2 workgroups, then 16 at a time; with the general ones: 2 at a time
+    grown = sizes[: len(sizes) - 20]
+    assert grown == [2, 16, 16, 6] and sizes[len(grown) :] == [2] * 20, sizes
+    _, data, _ = _args(40)()
+    np.testing.assert_allclose(
+        np.frombuffer(out, np.float32), data.reshape(40, 256).sum(axis=1), rtol=1e-5
+    )
