@@ -545,10 +545,7 @@ class Stepper:
         for j in range(1, len(sealed), 5):
             r, pc, e, o, state = sealed[j : j + 5]
             d = len(frames)
-            if type(e) is int:
-                env = new[d][2] if e == -1 else frames[d - 1][2]
-            else:
-                env = e
+            env = e if type(e) is not int else new[d][2] if e == -1 else frames[d - 1][2]
             frames.append((statics[r], pc, env, None if o < 0 else (steps[o], state)))
         return tuple(frames)
 
