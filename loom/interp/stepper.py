@@ -48,7 +48,7 @@ from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
 from loom.interp.stepper_access import Access
-from loom.interp.stepper_undo import flat_env_log, flat_misc, misc_entries
+from loom.interp.stepper_undo import chunk, misc_entries, seal_env_log, seal_misc
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -495,9 +495,9 @@ class Stepper:
         :mod:`loom.interp.stepper_undo`), so a long history costs no collection time."""
         if type(rec[2]) is not int:
             rec[2] = self._seal_stack(rec[2], it.stack)
-        rec[5] = flat_env_log(rec[5])
+        rec[5] = seal_env_log(rec[5])
         if rec[6] is not None:
-            rec[6] = flat_misc(rec[6])
+            rec[6] = seal_misc(rec[6])
         return tuple(rec)
 
     def _static_key(self, obj: Any) -> int:
@@ -763,7 +763,7 @@ class Stepper:
         rec = self._rec
         if rec[6] is None:
             rec[6] = []
-        rec[6].append(entry)
+        rec[6].append(chunk(entry))
 
     def _access(self, buf: Buf) -> Access:
         acc = self._acc.get(buf.uid)
@@ -825,7 +825,7 @@ class Stepper:
         if (
             san.SHORTCUTS
             and sh.ranges is None
-            and acc.quiet("w", p, q, saved[7], item, epoch, wg, atomics)
+            and acc.quiet("w", p, q, saved[-4], item, epoch, wg, atomics)
             and acc.quiet("r", p, q, acc.rib[p * k : q * k].tobytes(), item, epoch, wg, atomics)
         ):
             acc.record("w", p, q, item, epoch, step.index)
@@ -849,7 +849,7 @@ class Stepper:
         q = p + n
         data = acc.data
         if data is not None:
-            self._rec[6].append(("data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
+            self._rec[6].append((4, "data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
             data[p:q] = raw
         else:
             self._log(("data", buf.uid, p, buf.data[p:q].tobytes()))

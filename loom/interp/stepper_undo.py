@@ -5,13 +5,16 @@ at a step record before the tuples the record holds. A record whose tuples hold 
 (ints, strings, bytes, NumPy scalars, None) is therefore untracked by the second young
 collection and never reaches the oldest generation, whose full collections walk every tracked
 object of the process. So the logs of a step are kept as flat tuples of atoms: the environment
-log as ``(slot, old, slot, old, ...)`` and the other undo entries each as its length and its
-items, an access's shadow key (a tuple) spliced in behind a negative length.
+log as ``(slot, old, slot, old, ...)`` and the other undo entries as chunks, each its length
+and its items (an access's shadow save, made flat by
+:meth:`loom.interp.stepper_access.Access.save`, behind its negated length with its last-access
+key spliced in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 
 
 def flat_env_log(log: list) -> tuple | list:
@@ -25,34 +28,40 @@ def flat_env_log(log: list) -> tuple | list:
     return tuple(out)
 
 
-def flat_misc(entries: list) -> tuple:
-    """Undo entries as one flat tuple (read back by :func:`misc_entries`)."""
-    out: list = []
-    for e in entries:
-        if type(e[0]) is int and len(e) > 7 and type(e[6]) is tuple:
-            # a shadow save: (uid, kind, p, q, lo, hi, last key, saved bytes...)
-            last = e[6]
-            out.append(-len(e))
-            out += e[:6]
-            out.append(len(last))
-            out += last
-            out += e[7:]
-        else:
-            out.append(len(e))
-            out += e
-    return tuple(out)
+def seal_env_log(log: list) -> tuple | list:
+    """The history form of a step's environment log (see :func:`flat_env_log`)."""
+    if not log:
+        return ()
+    if len(log) == 1 and len(log[0]) == 2:
+        return log[0]
+    return flat_env_log(log)
+
+
+def chunk(entry: tuple) -> tuple:
+    """An undo entry as a flat chunk: its length, then its items."""
+    return (len(entry), *entry)
+
+
+def seal_misc(chunks: list) -> tuple:
+    """The history form of a step's undo chunks: one flat tuple."""
+    return chunks[0] if len(chunks) == 1 else tuple(chain.from_iterable(chunks))
 
 
 def misc_entries(flat: tuple) -> Iterator[tuple]:
-    """The entries :func:`flat_misc` flattened, in order."""
+    """The entries of flat chunks, in order (an access's shadow save as Shadow.save's
+    tuple, with the buffer's uid first)."""
     i, end = 0, len(flat)
     while i < end:
         n = flat[i]
         if n < 0:
             k = flat[i + 7]
-            j = i + 8 + k
+            if k < 0:
+                last, j = None, i + 8
+            else:
+                j = i + 8 + k
+                last = flat[i + 8 : j]
             rest = -n - 7
-            yield (*flat[i + 1 : i + 7], flat[i + 8 : j], *flat[j : j + rest])
+            yield (*flat[i + 1 : i + 7], last, *flat[j : j + rest])
             i = j + rest
         else:
             yield flat[i + 1 : i + 1 + n]
