@@ -48,7 +48,7 @@ from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
 from loom.interp.stepper_access import Access
-from loom.interp.stepper_undo import chunk, misc_entries, seal_env_log, seal_misc
+from loom.interp.stepper_undo import chunk, flat_env_log, misc_entries, seal_misc
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -495,9 +495,16 @@ class Stepper:
         :mod:`loom.interp.stepper_undo`), so a long history costs no collection time."""
         if type(rec[2]) is not int:
             rec[2] = self._seal_stack(rec[2], it.stack)
-        rec[5] = seal_env_log(rec[5])
-        if rec[6] is not None:
-            rec[6] = seal_misc(rec[6])
+        log = rec[5]
+        if not log:
+            rec[5] = ()
+        elif len(log) == 1 and len(log[0]) == 2:
+            rec[5] = log[0]
+        else:
+            rec[5] = flat_env_log(log)
+        misc = rec[6]
+        if misc is not None:
+            rec[6] = misc[0] if len(misc) == 1 else seal_misc(misc)
         return tuple(rec)
 
     def _static_key(self, obj: Any) -> int:

@@ -28,15 +28,6 @@ def flat_env_log(log: list) -> tuple | list:
     return tuple(out)
 
 
-def seal_env_log(log: list) -> tuple | list:
-    """The history form of a step's environment log (see :func:`flat_env_log`)."""
-    if not log:
-        return ()
-    if len(log) == 1 and len(log[0]) == 2:
-        return log[0]
-    return flat_env_log(log)
-
-
 def chunk(entry: tuple) -> tuple:
     """An undo entry as a flat chunk: its length, then its items."""
     return (len(entry), *entry)
