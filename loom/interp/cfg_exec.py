@@ -132,7 +132,7 @@ def step_branch(stepper: Any, it: Any, step: Any, res: Any) -> bool:
             dest = plan.blocks[targets[k]]
             log = stepper._rec[5]
             for s, v in zip(dest.args, vals):
-                log.append((env, s, env[s]))
+                log.append((s, env[s]))  # a slot of the innermost environment
                 env[s] = v
             it.stack = it.stack[:-1] + ((dest, 0, env, owner),)
             return True

@@ -48,6 +48,7 @@ from loom.interp.numerics import to_python
 from loom.interp.report import format_lane, runtime_error
 from loom.interp.semantics._records import ModuleRecords
 from loom.interp.stepper_access import Access
+from loom.interp.stepper_undo import chunk, flat_env_log, misc_entries, seal_misc
 from loom.ir import FuncRefType, Module, Operation, ScalarType
 
 RUNNING, AT_BARRIER, EXITED, DONE = "running", "at barrier", "exited", "done"
@@ -331,6 +332,9 @@ class Stepper:
         self.ctx.functions = bound
         self.ctx.records = self.records
         self._memo: dict[int, tuple] = {}
+        self._statics: list = []
+        self._static_keys: dict[int, int] = {}
+        """Regions named by number in undo records (see :meth:`_seal_stack`)."""
         self._acc: dict[int, Access] = {}
         """Fast access paths by buffer uid (undo records name buffers by uid)."""
         self._getters: list = []
@@ -477,18 +481,80 @@ class Stepper:
             if it.state != RUNNING:
                 self._schedule(rec)
         except LoomRuntimeError:
-            self._undo(rec)
+            self._undo(self._seal(rec, it))
             raise
         finally:
             self._rec = None
-        # a tuple of ints, bytes and NumPy scalars for most steps: the garbage collector stops
-        # tracking it, so a long history costs no collection time
-        rec[5] = tuple(rec[5])
-        if rec[6] is not None:
-            rec[6] = tuple(rec[6])
-        self._history.append(tuple(rec))
+        self._history.append(self._seal(rec, it))
         self._taken += 1
         return True
+
+    def _seal(self, rec: list, it: _Item) -> tuple:
+        """The history form of a step's record: for most steps a tuple of ints, bytes, NumPy
+        scalars and flat tuples of them, which the garbage collector stops tracking (see
+        :mod:`loom.interp.stepper_undo`), so a long history costs no collection time."""
+        if type(rec[2]) is not int:
+            rec[2] = self._seal_stack(rec[2], it.stack)
+        log = rec[5]
+        if not log:
+            rec[5] = ()
+        elif len(log) == 1 and len(log[0]) == 2:
+            rec[5] = log[0]
+        else:
+            rec[5] = flat_env_log(log)
+        misc = rec[6]
+        if misc is not None:
+            rec[6] = misc[0] if len(misc) == 1 else seal_misc(misc)
+        return tuple(rec)
+
+    def _static_key(self, obj: Any) -> int:
+        """A number standing for a region of the program (kept for the stepper's lifetime)."""
+        key = self._static_keys.get(id(obj))
+        if key is None:
+            key = self._static_keys[id(obj)] = len(self._statics)
+            self._statics.append(obj)
+        return key
+
+    def _seal_stack(self, old: tuple, new: tuple) -> tuple:
+        """The undo form of a control step's stack ``old`` (``new``: the stack after it):
+        ``(keep, *frames)`` with the first ``keep`` frames those of ``new`` and the others
+        flattened as ``region, pc, env, owner step, owner state`` without references the
+        garbage collector must follow where possible (a region by number, an owner step by
+        index or -1, an environment as -1 when it is that of ``new``'s frame at the same
+        depth, -2 when that of the frame below)."""
+        keep = 0
+        n = min(len(old), len(new))
+        while keep < n and old[keep] is new[keep]:
+            keep += 1
+        out: list = [keep]
+        below = old[keep - 1][2] if keep else None
+        for d in range(keep, len(old)):
+            region, pc, env, owner = old[d]
+            if d < len(new) and env is new[d][2]:
+                e: Any = -1
+            elif env is below:
+                e = -2
+            else:
+                e = env
+            below = env
+            if owner is None:
+                out += (self._static_key(region), pc, e, -1, None)
+            else:
+                out += (self._static_key(region), pc, e, owner[0].index, owner[1])
+        return tuple(out)
+
+    def _unseal_stack(self, sealed: tuple, new: tuple) -> tuple:
+        """The stack :meth:`_seal_stack` encoded, given the stack after the step."""
+        keep = sealed[0]
+        frames = list(new[:keep])
+        steps = self.plan.program.steps
+        statics = self._statics
+        for j in range(1, len(sealed), 5):
+            r, pc, e, o, state = sealed[j : j + 5]
+            d = len(frames)
+            env = e if type(e) is not int else new[d][2] if e == -1 else frames[d - 1][2]
+            frames.append((statics[r], pc, env, None if o < 0 else (steps[o], state)))
+        return tuple(frames)
 
     def step_back(self) -> bool:
         """Undo the last step exactly; False at the very start (or when the steps before
@@ -704,7 +770,7 @@ class Stepper:
         rec = self._rec
         if rec[6] is None:
             rec[6] = []
-        rec[6].append(entry)
+        rec[6].append(chunk(entry))
 
     def _access(self, buf: Buf) -> Access:
         acc = self._acc.get(buf.uid)
@@ -766,7 +832,7 @@ class Stepper:
         if (
             san.SHORTCUTS
             and sh.ranges is None
-            and acc.quiet("w", p, q, saved[7], item, epoch, wg, atomics)
+            and acc.quiet("w", p, q, saved[-4], item, epoch, wg, atomics)
             and acc.quiet("r", p, q, acc.rib[p * k : q * k].tobytes(), item, epoch, wg, atomics)
         ):
             acc.record("w", p, q, item, epoch, step.index)
@@ -790,7 +856,7 @@ class Stepper:
         q = p + n
         data = acc.data
         if data is not None:
-            self._rec[6].append(("data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
+            self._rec[6].append((4, "data", buf.uid, p, data[p:q].tobytes()))  # listed by the check
             data[p:q] = raw
         else:
             self._log(("data", buf.uid, p, buf.data[p:q].tobytes()))
@@ -954,8 +1020,10 @@ class Stepper:
             self._items, self._cur, self._group, self._done = items, c, g, done
             self._epoch = epoch
         it = self._items[cur]
+        if type(stack) is not int:
+            stack = self._unseal_stack(stack, it.stack)
         self._findings.rewind(journal)
-        for entry in reversed(misc or ()):
+        for entry in reversed(list(misc_entries(misc)) if misc else ()):
             head = entry[0]
             if type(head) is int:
                 self._acc[head].sh.restore(entry)
@@ -972,6 +1040,10 @@ class Stepper:
                 head.state = entry[1]
         # (slot, old value): a slot of the innermost environment when the step began
         top = (it.stack if type(stack) is int else stack)[-1][2]
+        if type(env_log) is tuple:
+            for j in range(len(env_log) - 2, -1, -2):
+                top[env_log[j]] = env_log[j + 1]
+            env_log = ()
         for entry in reversed(env_log):
             if len(entry) == 2:
                 top[entry[0]] = entry[1]

@@ -7,7 +7,8 @@ buffer's bytes. An access whose sanitizer check cannot report anything (the quie
 accesses included) updates the shadow through the memoryviews; any other access goes through
 :func:`~loom.interp.sanitizer.check_item`, which reports and records. Either way the undo record
 is the tuple :meth:`Shadow.save` would give with the buffer's uid in place of the shadow (no
-reference the garbage collector must follow), so :meth:`Shadow.restore` undoes it.
+reference the garbage collector must follow), flattened (:mod:`loom.interp.stepper_undo`), so
+:meth:`Shadow.restore` undoes it once read back.
 """
 
 from __future__ import annotations
@@ -51,32 +52,39 @@ class Access:
         return self.buf.data[p : p + n].view(dtype)[0]
 
     def save(self, kind: str, p: int, q: int) -> tuple:
-        """The undo record of an access of ``kind`` to bytes ``p..q-1`` (as Shadow.save)."""
+        """The undo record of an access of ``kind`` to bytes ``p..q-1``, flat (see
+        :mod:`loom.interp.stepper_undo`): the tuple Shadow.save would give with the buffer's
+        uid in place of the shadow, behind its negated length, with its last-access key
+        spliced in behind that key's length (-1 for None)."""
         sh, k = self.sh, self.k
         o = sh.opdt.itemsize
         if kind == "r":
-            e = sh.r_epoch
+            e, last = sh.r_epoch, sh.last_r
             return (
+                -10,
                 self.buf.uid,
                 "r",
                 p,
                 q,
                 sh.r_lo,
                 sh.r_hi,
-                sh.last_r,
+                -1 if last is None else len(last),
+                *(last or ()),
                 self.rib[p * k : q * k].tobytes(),
                 None if e is None else e[p:q].tobytes(),
                 self.rob[p * o : q * o].tobytes(),
             )
-        e, init = sh.w_epoch, self.init
+        e, init, last = sh.w_epoch, self.init, sh.last_w
         return (
+            -11,
             self.buf.uid,
             "w",
             p,
             q,
             sh.w_lo,
             sh.w_hi,
-            sh.last_w,
+            -1 if last is None else len(last),
+            *(last or ()),
             self.wib[p * k : q * k].tobytes(),
             None if e is None else e[p:q].tobytes(),
             self.wob[p * o : q * o].tobytes(),

@@ -116,6 +116,45 @@ def test_step_back_is_exact_to_the_very_start(name: str) -> None:
         np.testing.assert_array_equal(a, b)
 
 
+def _depth(x: object) -> int:
+    """Nesting depth of tuples (an atom: 0)."""
+    return 1 + max(map(_depth, x), default=0) if type(x) is tuple else 0
+
+
+@pytest.mark.parametrize("name", ["saxpy", "control", "reduce_sum"])
+def test_history_records_of_plain_steps_are_flat(name: str) -> None:
+    # a record is a tuple of atoms and tuples of atoms (no deeper nesting), so the garbage
+    # collector stops tracking it in its young generations; control steps keep a loop's state
+    module = load(name)
+    workload, args = _inputs(name, 8, 3)
+    s = Stepper(module, name, workload=workload, args=args)
+    plain = 0
+    for _ in range(400):
+        if not s.step():
+            break
+        rec = s._history[-1]
+        if type(rec[2]) is not int or rec[7] is not None or len(rec) > 10:
+            continue  # a control step, an allocation (keeps its buffer), or one that scheduled
+        plain += 1
+        assert _depth(rec) <= 2, rec
+    assert plain > 50
+
+
+@pytest.mark.parametrize("name", ["control", "multiway"])
+def test_step_back_through_loops_restores_values_and_findings(name: str) -> None:
+    module = load(name)
+    workload, args = _inputs(name, 6, 2)
+    s = Stepper(module, KERNEL_NAME.get(name, name), workload=workload, args=args)
+    trace = []
+    while not s.done:
+        trace.append((s.current.workitem, s.current.op, s.values(), len(s.findings)))
+        s.step()
+    for workitem, op, values, nfind in reversed(trace):
+        assert s.step_back()
+        assert (s.current.workitem, s.current.op) == (workitem, op)
+        assert repr(s.values()) == repr(values) and len(s.findings) == nfind
+
+
 def test_barrier_scheduling_and_states() -> None:
     module = load("reverse_blocks_f32")
     s = Stepper(
