@@ -1109,42 +1109,9 @@ def check_write(
         )
         bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
         if bad.any():
-            rows_bad = bad.any(axis=1)
-            if callable(new_bytes):
-                new_bytes = new_bytes()
-            equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
-            if not known:
-                equal_rows = np.zeros_like(rows_bad)
-            for rows, sev, code, what in (
-                (
-                    rows_bad & ~equal_rows,
-                    DiagnosticSeverity.ERROR,
-                    "SANITIZE/002",
-                    "data race: writes memory",
-                ),
-                (
-                    equal_rows,
-                    DiagnosticSeverity.WARNING,
-                    "SANITIZE/003",
-                    "data race (same value): writes memory",
-                ),
-            ):
-                if rows.any():
-                    _report_pairs(
-                        f,
-                        "race-ww" + code,
-                        sev,
-                        code,
-                        step,
-                        buf,
-                        ix,
-                        _item_ids(items, n),
-                        bad & rows[:, None],
-                        prev,
-                        ix.get(sh.w_op),
-                        f"{what} also written without a barrier",
-                        "the other write",
-                    )
+            new_bytes = _report_write_races(
+                f, step, buf, ix, _item_ids(items, n), bad, prev, data, new_bytes, known
+            )
     if _may_race(lo, hi, sh.r_lo, sh.r_hi, key, sh.last_r) and not (
         atomic and _atomic_only(f, sh, "r", lo, hi, n)
     ):
@@ -1186,6 +1153,61 @@ def check_write(
         ix.put(sh.init, True)
     sh.w_lo, sh.w_hi = min(sh.w_lo, lo), max(sh.w_hi, hi)
     sh.last_w = key
+
+
+def _report_write_races(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    ix: Any,
+    ids: Any,
+    bad: np.ndarray,
+    prev: Any,
+    data: np.ndarray,
+    new_bytes: Any,
+    known: bool,
+) -> np.ndarray:
+    """Report the write-write conflicts ``bad`` (rows x earlier writers): SANITIZE/002, or the
+    SANITIZE/003 warning where the known value written equals the memory; the written bytes
+    (made now when ``new_bytes`` was a callable)."""
+    sh = buf.shadow
+    rows_bad = bad.any(axis=1)
+    if callable(new_bytes):
+        new_bytes = new_bytes()
+    equal_rows = rows_bad & np.all(ix.data_rows(data) == new_bytes, axis=1)
+    if not known:
+        equal_rows = np.zeros_like(rows_bad)
+    for rows, sev, code, what in (
+        (
+            rows_bad & ~equal_rows,
+            DiagnosticSeverity.ERROR,
+            "SANITIZE/002",
+            "data race: writes memory",
+        ),
+        (
+            equal_rows,
+            DiagnosticSeverity.WARNING,
+            "SANITIZE/003",
+            "data race (same value): writes memory",
+        ),
+    ):
+        if rows.any():
+            _report_pairs(
+                f,
+                "race-ww" + code,
+                sev,
+                code,
+                step,
+                buf,
+                ix,
+                ids,
+                bad & rows[:, None],
+                prev,
+                ix.get(sh.w_op),
+                f"{what} also written without a barrier",
+                "the other write",
+            )
+    return new_bytes
 
 
 def _same_op_writes(
