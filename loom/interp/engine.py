@@ -1467,15 +1467,7 @@ class GridContext(BaseContext):
         ext, size = self.extents, dtype.itemsize
         if A.flat_stride(fact[1], ext) == size:
             return fact[0], None, None
-        f = fact[:2]
-        if buf.space != "global" and buf.group_bytes:
-            gb, cx = buf.group_bytes, self.chunk_extents
-            if buf.space == "workgroup":
-                own = (gb * cx[1] * cx[2], gb * cx[2], gb, 0, 0, 0)
-            else:
-                own = tuple(gb * c for c in A.lane_strides(cx))
-            at = f[0] + sum(a * c for a, c in zip(self.corner or (), own))
-            f = (at, tuple(a + b for a, b in zip(f[1], own)))
+        f = self._owned_fact(buf, fact[:2])
         lo, hi = A.span(f, ext)
         view = None
         room = buf.data.size + buf.slack  # masked-off lanes neither read nor write there
@@ -1486,58 +1478,11 @@ class GridContext(BaseContext):
             view = A.strided(buf.data, f, ext, dtype)
         if view is None:
             return None, A.positions(fact, ext), None
-        mask = self.mask
-        m = None if mask is None else mask.reshape(ext)
         check = self.sanitize and buf.shadow is not None
         if check:
-            shadow_ix: Any = None
-            if (
-                mask is None
-                and hi + size <= buf.data.size
-                and A.injective(
-                    f[1], ext if values is not None else A.distinct_extents(f[1], ext), size
-                )
-            ):
-                # every lane, no two overlapping: the shadow follows the same strided view
-                lanes = None  # from the lane fact
-                shadow_ix = san.AffineIndex(f, ext, size)
-                shadow_ix.lane_fact = (0, A.lane_strides(ext))
-            elif mask is not None and (boxes := self.guard_boxes()) is not None:
-                # the active lanes are a box: the same over the box (when it fits); a few
-                # boxes with no two active lanes at one position (``fact[2]``: in-bounds
-                # lanes of a separable access never share one): the same per box
-                if len(boxes) == 1:
-                    shadow_ix, lanes = self._box_index(f, boxes[0], buf, size, values is None)
-                elif boxes and (fact[2] or A.injective(f[1], ext, size)):
-                    shadow_ix, lanes = self._boxes_index(f, boxes, buf, size)
-            if shadow_ix is None:
-                at = A.positions(f, ext)
-                if mask is None:
-                    lanes = san.lane_range(self.n)
-                else:
-                    lanes = np.flatnonzero(mask)
-                    at = at[lanes]
-                # the sanitizer needs only each access's first byte
-                pos = np.broadcast_to(at[:, None], (at.size, size))
+            shadow_ix, lanes, pos = self._shadow_index(buf, f, fact, hi, size, values is None)
         if values is None:
-            if m is None:
-                vals = self.out_array(step, dtype)
-                if vals is None:
-                    vals = self.fresh(step, dtype)
-                np.copyto(vals.reshape(ext), view)
-            elif (boxes := self.guard_boxes()) is not None:
-                # the active lanes are a few boxes: plain strided copies, no mask
-                vals = self.out_array(step, dtype)
-                if vals is None:
-                    vals = self.scratch(dtype)
-                vals.fill(0)
-                shaped = vals.reshape(ext)
-                for b in boxes:
-                    shaped[b] = view[b]
-            else:
-                vals = np.zeros(self.n, dtype)
-                sub = self.guard_box() or ()
-                np.copyto(vals.reshape(ext)[sub], view[sub], where=m[sub])
+            vals = self._load_view(step, view, dtype)
             if check:
                 if shadow_ix is not None and lanes is None:
                     self._check_facts(step, buf, shadow_ix, None)
@@ -1552,17 +1497,97 @@ class GridContext(BaseContext):
             # injective (checked above): the same-step write race search has nothing to find
             ix = shadow_ix or san.FancyIndex(pos, distinct=True)
             self._check(step, buf, ix, lanes, raw.view(np.uint8).reshape(-1, size))
-        if src.ndim:
-            src = src.reshape(ext)
-        if m is None:
+        self._store_view(view, src.reshape(ext) if src.ndim else src)
+        return None, None, True
+
+    def _owned_fact(self, buf: Buf, f: tuple) -> tuple:
+        """The address fact ``f`` in ``buf``'s bytes: workgroup and private scratch give each
+        owner (workgroup, lane) its own ``group_bytes`` (counted from the compacted box's
+        corner inside a compacted region)."""
+        if buf.space == "global" or not buf.group_bytes:
+            return f
+        gb, cx = buf.group_bytes, self.chunk_extents
+        if buf.space == "workgroup":
+            own = (gb * cx[1] * cx[2], gb * cx[2], gb, 0, 0, 0)
+        else:
+            own = tuple(gb * c for c in A.lane_strides(cx))
+        at = f[0] + sum(a * c for a, c in zip(self.corner or (), own))
+        return at, tuple(a + b for a, b in zip(f[1], own))
+
+    def _shadow_index(
+        self, buf: Buf, f: tuple, fact: tuple, hi: int, size: int, load: bool
+    ) -> tuple[Any, Any, Any]:
+        """How the sanitizer indexes a strided access: ``(index, lanes, pos)``: a strided
+        index following the view (``lanes`` None: workitems from the lane fact), one over the
+        guard's box or boxes, or (index None) every active lane's first byte ``pos``."""
+        ext, mask = self.extents, self.mask
+        shadow_ix: Any = None
+        lanes: Any = None
+        if (
+            mask is None
+            and hi + size <= buf.data.size
+            and A.injective(f[1], ext if not load else A.distinct_extents(f[1], ext), size)
+        ):
+            # every lane, no two overlapping: the shadow follows the same strided view
+            shadow_ix = san.AffineIndex(f, ext, size)
+            shadow_ix.lane_fact = (0, A.lane_strides(ext))
+            return shadow_ix, None, None
+        if mask is not None and (boxes := self.guard_boxes()) is not None:
+            # the active lanes are a box: the same over the box (when it fits); a few boxes
+            # with no two active lanes at one position (``fact[2]``: in-bounds lanes of a
+            # separable access never share one): the same per box
+            if len(boxes) == 1:
+                shadow_ix, lanes = self._box_index(f, boxes[0], buf, size, load)
+            elif boxes and (fact[2] or A.injective(f[1], ext, size)):
+                shadow_ix, lanes = self._boxes_index(f, boxes, buf, size)
+        if shadow_ix is not None:
+            return shadow_ix, lanes, None
+        at = A.positions(f, ext)
+        if mask is None:
+            lanes = san.lane_range(self.n)
+        else:
+            lanes = np.flatnonzero(mask)
+            at = at[lanes]
+        # the sanitizer needs only each access's first byte
+        return None, lanes, np.broadcast_to(at[:, None], (at.size, size))
+
+    def _load_view(self, step: Any, view: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """The active lanes' elements of the strided ``view`` as a lane array (zero
+        elsewhere)."""
+        ext, mask = self.extents, self.mask
+        if mask is None:
+            vals = self.out_array(step, dtype)
+            if vals is None:
+                vals = self.fresh(step, dtype)
+            np.copyto(vals.reshape(ext), view)
+        elif (boxes := self.guard_boxes()) is not None:
+            # the active lanes are a few boxes: plain strided copies, no mask
+            vals = self.out_array(step, dtype)
+            if vals is None:
+                vals = self.scratch(dtype)
+            vals.fill(0)
+            shaped = vals.reshape(ext)
+            for b in boxes:
+                shaped[b] = view[b]
+        else:
+            vals = np.zeros(self.n, dtype)
+            sub = self.guard_box() or ()
+            np.copyto(vals.reshape(ext)[sub], view[sub], where=mask.reshape(ext)[sub])
+        return vals
+
+    def _store_view(self, view: np.ndarray, src: Any) -> None:
+        """Write ``src`` (lanes shaped like the view, or one value) into the strided ``view``
+        for the active lanes."""
+        mask = self.mask
+        if mask is None:
             view[...] = src
         elif (boxes := self.guard_boxes()) is not None:
             for b in boxes:
                 view[b] = src[b] if src.ndim else src
         else:
             sub = self.guard_box() or ()
+            m = mask.reshape(self.extents)
             np.copyto(view[sub], src[sub] if src.ndim else src, where=m[sub])
-        return None, None, True
 
     def _boxes_fit(self, f: tuple, top: int) -> bool:
         """True when the active lanes are a few boxes of the mask's guards over each of which
