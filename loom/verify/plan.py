@@ -386,6 +386,19 @@ class OpPlan:
         self.uniformity = u.level if u is not None else None
         self.control = decl.trait(ControlFlow)
         self.needs_walk = bool(decl.regions)
+        self.flags = flags = self._flags(conv is not None, bool(decl.regions))
+        self.good_attrs: set[int] = set()
+        self._kept_attrs: list[Any] = []
+        self.hook_ok: dict[Any, tuple[Any, ...]] = {}
+        self.quick_hook = decl.verifier_cacheable and (flags & F_EXTRA & ~F_IMPURE) == F_HOOK
+        """Only a cacheable hook is left to run (when not in a side-effect-free region)."""
+        """Keys (see :func:`_compile_key`) of op shapes a cacheable hook accepted."""
+        self.cur_no, self.cur_nr, self.cur_layout = self.n_operands, self.n_results, None
+        if self.fixed_layout is not None:
+            self.cur_layout = self.fixed_layout
+
+    def _flags(self, convergent: bool, has_regions: bool) -> int:
+        """The ``F_*`` bits saying which checks beyond the operand types this op needs."""
         flags = 0
         if self.segmented:
             flags |= F_SEGMENTS
@@ -405,22 +418,13 @@ class OpPlan:
             flags |= F_HOOK
         if self.symbol_uses:
             flags |= F_SYMBOL_USES
-        if decl.regions:
+        if has_regions:
             flags |= F_REGIONS
         if self.impure:
             flags |= F_IMPURE
-        if conv is not None:
+        if convergent:
             flags |= F_CONVERGENT
-        self.flags = flags
-        self.good_attrs: set[int] = set()
-        self._kept_attrs: list[Any] = []
-        self.hook_ok: dict[Any, tuple[Any, ...]] = {}
-        self.quick_hook = decl.verifier_cacheable and (flags & F_EXTRA & ~F_IMPURE) == F_HOOK
-        """Only a cacheable hook is left to run (when not in a side-effect-free region)."""
-        """Keys (see :func:`_compile_key`) of op shapes a cacheable hook accepted."""
-        self.cur_no, self.cur_nr, self.cur_layout = self.n_operands, self.n_results, None
-        if self.fixed_layout is not None:
-            self.cur_layout = self.fixed_layout
+        return flags
 
     def layout(self, n_operands: int, n_results: int, segments: Any) -> Layout | None:
         """The layout for this shape, or None when the counts do not fit the declaration."""
