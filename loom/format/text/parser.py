@@ -759,8 +759,8 @@ class Parser:
         get_plan = plans.get
         locations = self.locations
         words, base = locations.line_span_words(self.source_id) or (None, 0)
-        values, spare, live, pool = self.values, self.spare_ids, self.live, self.names
-        resolve, type_of = self.resolve, self.type_of_token
+        values, spare, live = self.values, self.spare_ids, self.live
+        resolve, type_of, line_results = self.resolve, self.type_of_token, self._line_results
         pos, line_no = self.pos, self.line_no
         scope = self.scopes[-1].names
         floor_id = _NO_TABLE if self.mixed else self.floor_id
@@ -783,31 +783,9 @@ class Parser:
             if got is None:
                 break
             operands, rtypes, attrs = got
-            vid = len(values)
-            if plan.line_nres == 1:
-                if digits is not None:
-                    # floor_id > vid only while the scopes hold digit names (see mixed).
-                    if floor_id > vid or int(digits) != vid:
-                        break
-                elif lhs is not None and lhs in scope:
-                    break
-                vid = spare.popleft() if spare and spare[0] == vid else vid
-                if lhs is not None:
-                    pooled = pool.add(vid, lhs)
-                    r = scope[lhs] = Value(vid, rtypes, pool if pooled else lhs[1:])
-                else:
-                    r = Value(vid, rtypes)
-                    if digits is not None:  # the new id's own spelling: found by id
-                        if vid < len(live):
-                            live[vid] = 1
-                        else:
-                            self.mark(vid)
-                values.append(r)
-                results: tuple[Value, ...] = (r,)
-            elif digits is not None or lhs is not None:
-                break  # a line names at most one result; several take the general plan
-            else:
-                results = tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
+            results = line_results(plan.line_nres, digits, lhs, rtypes, scope, floor_id)
+            if results is None:
+                break
             line_no += 1
             col, end_col = m.end(1) - pos + 1, end - pos + 1
             if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
@@ -833,6 +811,45 @@ class Parser:
         self.pos, self.line_no = pos, line_no
         self.seen_op = True
         return True
+
+    def _line_results(
+        self,
+        count: int,
+        digits: str | None,
+        lhs: str | None,
+        rtypes: Any,
+        scope: dict[str, Value],
+        floor_id: int,
+    ) -> tuple[Value, ...] | None:
+        """The results of a canonical op line, defined in ``scope``: one spelled by id
+        (``digits``) or by name (``lhs``, ``%`` included), or ``count`` unnamed ones. None
+        when the line's spelling needs the general path (nothing is defined then)."""
+        values, spare = self.values, self.spare_ids
+        vid = len(values)
+        if count != 1:
+            if digits is not None or lhs is not None:
+                return None  # a line names at most one result; several take the general plan
+            return tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
+        if digits is not None:
+            # floor_id > vid only while the scopes hold digit names (see mixed).
+            if floor_id > vid or int(digits) != vid:
+                return None
+        elif lhs is not None and lhs in scope:
+            return None
+        vid = spare.popleft() if spare and spare[0] == vid else vid
+        if lhs is not None:
+            pool = self.names
+            r = scope[lhs] = Value(vid, rtypes, pool if pool.add(vid, lhs) else lhs[1:])
+        else:
+            r = Value(vid, rtypes)
+            if digits is not None:  # the new id's own spelling: found by id
+                live = self.live
+                if vid < len(live):
+                    live[vid] = 1
+                else:
+                    self.mark(vid)
+        values.append(r)
+        return (r,)
 
     def trailing_trivia(self, block: Block, after_something: bool) -> None:
         """Give ``block`` the comments pending before its closing ``}`` (or the end of file).
