@@ -158,7 +158,7 @@ def main() -> None:
         t_print, _ = measure(lambda m=module: print_module(m, ops=OPS), repeat=args.repeat)
         t_parse, parsed = measure(lambda t=text: parse_module(t, ops=OPS), repeat=args.repeat)
         assert print_module(parsed, ops=OPS) == text
-        t_verify, _ = measure(lambda m=parsed: verify_module(m, ops=OPS), repeat=1)
+        t_verify, _ = measure(lambda m=parsed: verify_module(m, ops=OPS), repeat=args.repeat)
         del parsed
         gc.collect()
         peak, _ = peak_bytes(lambda t=text: parse_module(t, ops=OPS))
