@@ -1098,6 +1098,9 @@ class GridContext(BaseContext):
         else:
             self._guards.pop(id(arr), None)  # new contents: the old guards do not hold
             old_ext, old = entry[1], entry[2]
+            if old_ext == ext and _rewrite_one_box(arr.reshape(ext), old, boxes):
+                entry[2] = boxes
+                return arr
             if 2 * A.boxes_volume(old) > n:
                 arr.fill(False)
             else:
@@ -1904,6 +1907,34 @@ class GridContext(BaseContext):
                 f" outside buffer {buf.name} of {buf.length} bytes",
                 lane,
             )
+
+
+def _rewrite_one_box(shaped: np.ndarray, old: list, new: list) -> bool:
+    """Turn a bool array true exactly on the one box ``old`` into one true exactly on the one
+    box ``new`` when they differ along a single axis, by writing only the lanes between their
+    ranges there (a guard tightening or loosening by steps); False when they do not."""
+    if len(old) != 1 or len(new) != 1:
+        return False
+    (o,), (b,) = old, new
+    axes = [d for d, (p, q) in enumerate(zip(o, b)) if p != q]
+    if len(axes) != 1:
+        return len(axes) == 0
+    d = axes[0]
+    (o0, o1), (n0, n1) = o[d], b[d]
+    if n0 > o1 or o0 > n1:
+        return False  # disjoint ranges: no cheaper than clearing and setting
+
+    def write(lo: int, hi: int, value: bool) -> None:
+        if lo <= hi:
+            box = [slice(p, q + 1) for p, q in b]
+            box[d] = slice(lo, hi + 1)
+            shaped[tuple(box)] = value
+
+    write(o0, n0 - 1, False)  # at most one of each pair is nonempty
+    write(n0, o0 - 1, True)
+    write(n1 + 1, o1, False)
+    write(o1 + 1, n1, True)
+    return True
 
 
 def _within(a: Any, lo: int, hi: int) -> bool:

@@ -253,14 +253,17 @@ def _context(ext: tuple) -> engine.GridContext:
 
 
 def test_reused_box_masks_hold_exactly_their_boxes() -> None:
-    """A guard mask written from boxes into a reused array (only the old boxes cleared) is true
-    exactly on the new boxes, whatever the old ones were."""
+    """A guard mask written from boxes into a reused array (only the old boxes cleared, or only
+    the lanes between the old and new ranges when one axis changed) is true exactly on the new
+    boxes, whatever the old ones were."""
     ext = (1, 1, 4, 1, 1, 256)
     ctx = _context(ext)
     rng = np.random.default_rng(3)
-    for _ in range(30):
+    g0, g1 = 0, 3
+    for k in range(60):
         lo, hi = sorted(rng.integers(0, 256, 2))
-        g0, g1 = sorted(rng.integers(0, 4, 2))
+        if k % 2:  # every other round: the same groups, another lane range (one axis)
+            g0, g1 = sorted(rng.integers(0, 4, 2))
         boxes = [((0, 0), (0, 0), (g0, g1), (0, 0), (0, 0), (lo, hi))]
         mask = ctx._box_mask(boxes)
         want = np.zeros(ext, bool)
