@@ -304,6 +304,17 @@ def _interval_boxes(
     return tuple(out) if len(out) <= most else None
 
 
+def boxes_volume(boxes: list[Box]) -> int:
+    """The number of lanes in disjoint ``boxes`` (inclusive ranges per lane axis)."""
+    total = 0
+    for box in boxes:
+        k = 1
+        for a, b in box:
+            k *= max(0, b - a + 1)
+        total += k
+    return total
+
+
 def intersect_boxes(a: list[Box], b: list[Box], most: int = 16) -> list[Box] | None:
     """The nonempty pairwise intersections of two lists of disjoint boxes (None past
     ``most``)."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from operator import is_
@@ -59,6 +60,9 @@ SPARSE_DENSITY = 0.7
 over compacted boxes of it), the fixed Python cost per op dominates: without the sanitizer, the
 rest of the grid runs in chunks of ``SPARSE_GROWTH`` times the lanes."""
 SPARSE_GROWTH = 8
+MAX_SPARSE_GRIDS = 16
+"""Most grids (counts, sizes) a plan remembers as sparse (their next launch starts with the
+larger chunks)."""
 DEFAULT_MAX_STEPS = 1_000_000
 """Ops one workitem may execute when ``max_steps`` is None (an infinite loop ends with
 RUNTIME/009 within seconds; pass a larger ``max_steps`` for long-running kernels)."""
@@ -86,6 +90,7 @@ MAX_SHAPE_ARRAYS = 64
 SHARED_IDS = 1 << 21
 """Launches of at most this many workitems read dispatch ids from one shared int64 range."""
 _I64 = np.dtype(np.int64)
+_NO_GUARDS: tuple = (None, (), None, None)
 _DIMS = {"x": 0, "y": 1, "z": 2}
 
 
@@ -147,6 +152,11 @@ class KernelPlan:
         self.spares: list[dict] = []
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
+        self.pools: list[dict] = []
+        """Free scratch arrays and scratch memory of the last launch (see
+        :meth:`GridContext.scratch`), at most SPARE_BYTES."""
+        self.sparse_grids: dict[tuple, None] = {}
+        """(counts, sizes) of grids whose latest launch ran sparse (see SPARSE_DENSITY)."""
         self.shapes: tuple = ((), {})
         """(workgroup size, lane arrays that depend only on a chunk's shape) of the latest
         launch (see :meth:`GridContext._per_shape`), for launches with the same workgroup
@@ -290,7 +300,7 @@ class BaseContext:
             aff[s] = None
         outer = self.mask
         self.mask = mask
-        count = self.n if mask is None else int(np.count_nonzero(mask))
+        count = self.n if mask is None else self.count_active(mask)
         memo = self.memo
         try:
             for step in region.steps:
@@ -311,7 +321,7 @@ class BaseContext:
                         mask = self.mask = self.narrow(mask)
                         if mask is not None and not mask.any():
                             return ()
-                        count = self.n if mask is None else int(np.count_nonzero(mask))
+                        count = self.n if mask is None else self.count_active(mask)
                     fact = None
                 else:
                     rule = step.aff if self.track_affine else None
@@ -453,12 +463,16 @@ class BaseContext:
             return self.mask
         if type(m) is not np.ndarray or m.ndim == 0:
             return self.mask if bool(m) else False
-        c = np.count_nonzero(m)
+        c = self.count_active(m) if m.shape == (self.n,) else np.count_nonzero(m)
         if not c:
             return False
         if self.mask is None and c == m.size:
             return None  # every lane active: the unmasked fast path
         return m
+
+    def count_active(self, mask: np.ndarray) -> int:
+        """The number of true lanes of the bool lane array ``mask``."""
+        return int(np.count_nonzero(mask))
 
     def narrow(self, mask: Any) -> Any:
         """The mask after lanes exited."""
@@ -596,10 +610,12 @@ class GridContext(BaseContext):
             plan.spares.pop() if plan.spares and FAST_PATHS else {}
         )
         self.recycling = FAST_PATHS
-        self._pool: dict[tuple, list] = {}
-        """(dtype, n) -> lane arrays made by :meth:`scratch` (reused once nothing else holds
-        them)."""
+        self._pool: dict[tuple, list] = plan.pools.pop() if plan.pools and FAST_PATHS else {}
+        """(dtype, n) -> lane arrays made by :meth:`scratch`, ("alloca", bytes) -> scratch
+        memory made by :meth:`alloca` (reused once nothing else holds them; the latest
+        launch's are kept on the plan, bounded)."""
         self._shape_cache: dict[tuple, Any] = {}
+        self._guards: dict[int, tuple] = {}
         if FAST_PATHS:
             if plan.shapes[0] != sizes or len(plan.shapes[1]) > MAX_SHAPE_ARRAYS:
                 plan.shapes = (sizes, {})
@@ -679,8 +695,25 @@ class GridContext(BaseContext):
             pool = self._pool[key] = []
         for arr in pool:
             if sys.getrefcount(arr) <= 3:  # the pool, the loop variable, the call's argument
+                self._guards.pop(id(arr), None)  # new contents: the old guards do not hold
                 return arr
         arr = np.empty(self.n, dtype)
+        if len(pool) < MAX_SCRATCH_ARRAYS:
+            pool.append(arr)
+        return arr
+
+    def zeroed_bytes(self, nbytes: int) -> np.ndarray:
+        """``nbytes`` zero bytes for scratch memory: memory of an earlier allocation of the
+        same size that nothing refers to any more, cleared, when fast paths are on (clearing
+        mapped memory is cheaper than the page faults of fresh memory), else new."""
+        if not FAST_PATHS or self.tracer is not None:
+            return np.zeros(nbytes, dtype=np.uint8)
+        pool = self._pool.setdefault(("alloca", nbytes), [])
+        for arr in pool:
+            if sys.getrefcount(arr) <= 3:  # the pool, the loop variable, the call's argument
+                arr.fill(0)
+                return arr
+        arr = np.zeros(nbytes, dtype=np.uint8)
         if len(pool) < MAX_SCRATCH_ARRAYS:
             pool.append(arr)
         return arr
@@ -700,6 +733,7 @@ class GridContext(BaseContext):
 
     def hand_back(self) -> None:
         """After a launch: keep the last chunk's dead arrays (bounded) for the next launch."""
+        self.memo = None  # its results may hold scratch memory
         spare, total = {}, 0
         for k, arr in self._recycle.items():
             if arr is not None and total + arr.nbytes <= SPARE_BYTES:
@@ -708,6 +742,21 @@ class GridContext(BaseContext):
         self._recycle = {}
         if spare and not self.plan.spares:
             self.plan.spares.append(spare)
+        pools, total = {}, 0
+        for key, pool in self._pool.items():
+            kept = []
+            for item in pool:
+                # a mask's entry (see _box_mask) or an array: free when only the pool, this
+                # loop and the call hold it
+                arr, free = (item[0], 3) if type(item) is list else (item, 4)
+                if sys.getrefcount(arr) <= free and total + arr.nbytes <= SPARE_BYTES:
+                    kept.append(item)
+                    total += arr.nbytes
+            if kept:
+                pools[key] = kept
+        self._pool = {}
+        if pools and FAST_PATHS and not self.plan.pools:
+            self.plan.pools.append(pools)
 
     def lane_group(self) -> np.ndarray:
         """Workgroup index within the chunk of every lane."""
@@ -1025,27 +1074,66 @@ class GridContext(BaseContext):
         if boxes is None:
             return None
         # writing the few boxes of lanes where it holds beats comparing every lane's value
-        out = self.scratch(np.dtype(bool))
-        out.fill(False)
-        shaped = out.reshape(ext)
-        for box in boxes:
-            shaped[tuple(slice(a, b + 1) for a, b in box)] = True
+        out = self._box_mask(boxes)
         self._note(out, ((fact, lo, hi),), boxes)
         return out
+
+    def _box_mask(self, boxes: list) -> np.ndarray:
+        """A bool lane array true exactly on ``boxes`` (inclusive ranges per lane axis): an
+        earlier one nothing refers to any more, whose true boxes are known, with only those
+        cleared (a few boxes, not every lane), else a new one kept for reuse."""
+        ext, n = self.extents, self.n
+        pool = self._pool.setdefault(("mask", n), [])
+        entry = None
+        for e in pool:
+            arr = e[0]
+            if sys.getrefcount(arr) <= 3:  # the entry, the loop variable, the argument
+                entry = e
+                break
+        if entry is None:
+            arr = np.zeros(n, dtype=bool)
+            entry = [arr, ext, []]
+            if len(pool) < MAX_SCRATCH_ARRAYS:
+                pool.append(entry)
+        else:
+            self._guards.pop(id(arr), None)  # new contents: the old guards do not hold
+            old_ext, old = entry[1], entry[2]
+            if old_ext == ext and _rewrite_one_box(arr.reshape(ext), old, boxes):
+                entry[2] = boxes
+                return arr
+            if 2 * A.boxes_volume(old) > n:
+                arr.fill(False)
+            else:
+                shaped = arr.reshape(old_ext)
+                for box in old:
+                    shaped[tuple(slice(a, b + 1) for a, b in box)] = False
+        shaped = arr.reshape(ext)
+        for box in boxes:
+            shaped[tuple(slice(a, b + 1) for a, b in box)] = True
+        entry[1], entry[2] = ext, boxes
+        return arr
+
+    def count_active(self, mask: np.ndarray) -> int:
+        # from the boxes when the mask is exactly their union: no pass over the lanes
+        boxes = self._guard_entry(mask)[2]
+        if boxes is not None:
+            return A.boxes_volume(boxes)
+        return int(np.count_nonzero(mask))
 
     def _note(self, mask: np.ndarray, guards: tuple, boxes: list | None) -> None:
         table = self._guards
         if len(table) >= MAX_GUARDED_MASKS:
             del table[next(iter(table))]
         slices = None if boxes is None else [tuple(slice(a, b + 1) for a, b in x) for x in boxes]
-        table[id(mask)] = (mask, guards, boxes, slices)
+        # a weak reference: the table must not keep a dead mask's scratch array from reuse
+        table[id(mask)] = (weakref.ref(mask), guards, boxes, slices)
 
     def _guard_entry(self, mask: Any) -> tuple:
-        """(mask, guards, boxes, slices): ``boxes`` (disjoint, inclusive ranges per lane
-        axis) when the mask is precisely their union, else None; ``slices`` the same as
+        """(mask reference, guards, boxes, slices): ``boxes`` (disjoint, inclusive ranges per
+        lane axis) when the mask is precisely their union, else None; ``slices`` the same as
         slices."""
         entry = self._guards.get(id(mask))
-        return entry if entry is not None and entry[0] is mask else (mask, (), None, None)
+        return entry if entry is not None and entry[0]() is mask else _NO_GUARDS
 
     def _guards_of(self, mask: Any) -> tuple:
         return self._guard_entry(mask)[1]
@@ -1310,7 +1398,7 @@ class GridContext(BaseContext):
         size = scratch_bytes(self, step, nbytes, per, MAX_SCRATCH_BYTES)
         # one owner's worth of slack past the end: a strided read over a box of lanes may
         # reach into it for masked-off lanes of the last owner (never for active ones)
-        data = np.zeros(size * (per + 1), dtype=np.uint8)[: size * per]
+        data = self.zeroed_bytes(size * (per + 1))[: size * per]
         buf = Buf(data, f"%{step.op.results[0].display_name}", space, size)
         buf.slack = size
         buf.group_bytes = size
@@ -1821,6 +1909,34 @@ class GridContext(BaseContext):
             )
 
 
+def _rewrite_one_box(shaped: np.ndarray, old: list, new: list) -> bool:
+    """Turn a bool array true exactly on the one box ``old`` into one true exactly on the one
+    box ``new`` when they differ along a single axis, by writing only the lanes between their
+    ranges there (a guard tightening or loosening by steps); False when they do not."""
+    if len(old) != 1 or len(new) != 1:
+        return False
+    (o,), (b,) = old, new
+    axes = [d for d, (p, q) in enumerate(zip(o, b)) if p != q]
+    if len(axes) != 1:
+        return len(axes) == 0
+    d = axes[0]
+    (o0, o1), (n0, n1) = o[d], b[d]
+    if n0 > o1 or o0 > n1:
+        return False  # disjoint ranges: no cheaper than clearing and setting
+
+    def write(lo: int, hi: int, value: bool) -> None:
+        if lo <= hi:
+            box = [slice(p, q + 1) for p, q in b]
+            box[d] = slice(lo, hi + 1)
+            shaped[tuple(box)] = value
+
+    write(o0, n0 - 1, False)  # at most one of each pair is nonempty
+    write(n0, o0 - 1, True)
+    write(n1 + 1, o1, False)
+    write(o1 + 1, n1, True)
+    return True
+
+
 def _within(a: Any, lo: int, hi: int) -> bool:
     """True when every value of ``a`` is in ``lo..hi`` (two reductions, no lane temporaries;
     False also when unsure: the caller then checks lane by lane)."""
@@ -1955,7 +2071,13 @@ def _box_of(start: int, count: int, counts: tuple) -> tuple:
 def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: Any) -> int:
     total_ops = 0
     if ngroups and wg:
-        per_chunk = max(1, CHUNK_LANES // wg)
+        base = max(1, CHUNK_LANES // wg)
+        grid = (ctx.counts, ctx.sizes)
+        sparse = ctx.plan.sparse_grids
+        # a grid whose last launch ran sparse starts with the larger chunks (fewer chunks, and
+        # chunks of one size whose dead arrays the next launch reuses)
+        grown = grid in sparse and not ctx.sanitize and FAST_PATHS
+        per_chunk = base * SPARSE_GROWTH if grown else base
         start = 0
         while start < ngroups:
             box = _next_box(start, per_chunk, ctx.counts)
@@ -1965,7 +2087,13 @@ def _run_grid(ctx: GridContext, ngroups: int, wg: int, values: list, progress: A
             if start == 0 and count == per_chunk and not ctx.sanitize:
                 steps = ctx.steps - steps
                 if steps and ctx.width < SPARSE_DENSITY * steps * count * wg:
-                    per_chunk *= SPARSE_GROWTH
+                    if per_chunk == base:
+                        per_chunk *= SPARSE_GROWTH
+                    sparse[grid] = None
+                    if len(sparse) > MAX_SPARSE_GRIDS:
+                        del sparse[next(iter(sparse))]
+                else:
+                    sparse.pop(grid, None)
             total_ops += ctx.ops
             ctx.ops = 0
             start += count

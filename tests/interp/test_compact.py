@@ -220,3 +220,67 @@ def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
     np.testing.assert_allclose(
         np.frombuffer(out, np.float32), data.reshape(40, 256).sum(axis=1), rtol=1e-5
     )
+
+
+def test_a_sparse_grid_starts_with_big_chunks_next_time(monkeypatch) -> None:
+    """The next fast launch of a grid that ran sparse starts with the bigger chunks (the plan
+    remembers it); the general paths never do; both agree on memory and findings."""
+    sizes = []
+    real = engine.GridContext.run_chunk
+
+    def spy(self: engine.GridContext, start: int, count: int, values: list, box: tuple) -> None:
+        sizes.append(count)
+        return real(self, start, count, values, box)
+
+    monkeypatch.setattr(engine.GridContext, "run_chunk", spy)
+    module = _module("plain")
+    with paths(True, 512):
+        launch(module, "reduce_tree", workload=(40,), args=_args(40)(), sanitize=False)
+        first = list(sizes)
+        sizes.clear()
+        launch(module, "reduce_tree", workload=(40,), args=_args(40)(), sanitize=False)
+    assert first == [2, 16, 16, 6] and sizes == [16, 16, 8], (first, sizes)
+    sizes.clear()
+    what, _ = assert_same(module, "reduce_tree", (40,), _args(40), 512, sanitize=False)
+    assert what[2] == [] and sizes[-20:] == [2] * 20
+
+
+def _context(ext: tuple) -> engine.GridContext:
+    plan = engine._plan(_module("plain"), "reduce_tree")
+    ctx = engine.GridContext(plan, (4, 1, 1), (256, 1, 1), False, None, None)
+    ctx.n, ctx.extents = int(np.prod(ext)), ext
+    return ctx
+
+
+def test_reused_box_masks_hold_exactly_their_boxes() -> None:
+    """A guard mask written from boxes into a reused array (only the old boxes cleared, or only
+    the lanes between the old and new ranges when one axis changed) is true exactly on the new
+    boxes, whatever the old ones were."""
+    ext = (1, 1, 4, 1, 1, 256)
+    ctx = _context(ext)
+    rng = np.random.default_rng(3)
+    g0, g1 = 0, 3
+    for k in range(60):
+        lo, hi = sorted(rng.integers(0, 256, 2))
+        if k % 2:  # every other round: the same groups, another lane range (one axis)
+            g0, g1 = sorted(rng.integers(0, 4, 2))
+        boxes = [((0, 0), (0, 0), (g0, g1), (0, 0), (0, 0), (lo, hi))]
+        mask = ctx._box_mask(boxes)
+        want = np.zeros(ext, bool)
+        want[0, 0, g0 : g1 + 1, 0, 0, lo : hi + 1] = True
+        assert np.array_equal(mask, want.reshape(-1))
+        ctx._note(mask, (), boxes)  # counted from the boxes
+        assert ctx.count_active(mask) == np.count_nonzero(want)
+        del mask  # free again: the next round reuses it
+
+
+def test_reused_scratch_memory_is_zero() -> None:
+    """Scratch memory handed out again after its buffer died is cleared, as fresh memory is."""
+    ctx = _context((1, 1, 4, 1, 1, 256))
+    with paths(True):
+        first = ctx.zeroed_bytes(4096)
+        first[:] = 7
+        ident = id(first)
+        del first
+        again = ctx.zeroed_bytes(4096)
+    assert id(again) == ident and not again.any()

@@ -124,6 +124,8 @@ def _by_uniform(a: np.ndarray, b: Any, rem: bool) -> np.ndarray:
 
 def _divrem(rem: bool) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        if type(b) is not np.ndarray and type(a) is not np.ndarray and a >= 0 and b > 0:
+            return a % b if rem else a // b  # uniform and in the domain: nothing to check
         if type(b) is not np.ndarray and b > 0 and type(a) is np.ndarray:
             affs = ctx.affs
             if affs and affs[0] is not None and A.span(affs[0], ctx.extents)[0] >= 0:

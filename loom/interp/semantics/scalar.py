@@ -382,9 +382,13 @@ def _float_binary(fn: Any, ufunc: Any = None) -> Any:
             if dt == b.dtype and not _is_bf16(step):
                 # same-dtype lanes: the result has that dtype, written into a recycled array
                 out = ctx.out_array(step, dt)
+                if out is None and all(
+                    v.shape == (ctx.n,) for v in (a, b) if type(v) is np.ndarray
+                ):
+                    out = ctx.fresh(step, dt)  # reusable scratch inside compacted regions
                 if out is not None:
                     return ufunc(a, b, out=out)
-                return ctx.produced(step, ufunc(a, b))
+                return ufunc(a, b)
         r = fn(a, b)
         return bf16_round(r) if _is_bf16(step) else r
 
