@@ -1115,36 +1115,62 @@ def check_write(
     if _may_race(lo, hi, sh.r_lo, sh.r_hi, key, sh.last_r) and not (
         atomic and _atomic_only(f, sh, "r", lo, hi, n)
     ):
-        prev_r = ix.get(sh.r_item)
-        bad_r = _conflict(
-            prev_r,
-            lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
-            _stamps(items, n, sh.stamp),
-            _epoch_rows(epochs),
-            wg,
-            wgm,
-        )
-        bad_r = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.r_op), bad_r)
-        if bad_r.any():
-            _report_pairs(
-                f,
-                "race-rw",
-                DiagnosticSeverity.ERROR,
-                "SANITIZE/002",
-                step,
-                buf,
-                ix,
-                _item_ids(items, n),
-                bad_r,
-                prev_r,
-                ix.get(sh.r_op),
-                "data race: writes memory read without a barrier",
-                "the conflicting read",
-            )
+        _check_reads_before_write(f, step, buf, ix, items, epochs, wg, atomic, n)
     if not (ix.contiguous or ix.distinct or atomic):
         if callable(new_bytes):
             new_bytes = new_bytes()
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes, known)
+    _record_write(sh, step, ix, items, epochs, lo, hi, key)
+
+
+def _check_reads_before_write(
+    f: Findings,
+    step: Any,
+    buf: Any,
+    ix: Any,
+    items: Any,
+    epochs: Any,
+    wg: int,
+    atomic: bool,
+    n: int,
+) -> None:
+    """Report SANITIZE/002 for writes at ``ix`` to memory read by another workitem without a
+    barrier between (read-write races; atomic pairs excepted)."""
+    sh = buf.shadow
+    wgm = buf.space == "workgroup"
+    prev_r = ix.get(sh.r_item)
+    bad_r = _conflict(
+        prev_r,
+        lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
+        _stamps(items, n, sh.stamp),
+        _epoch_rows(epochs),
+        wg,
+        wgm,
+    )
+    bad_r = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.r_op), bad_r)
+    if bad_r.any():
+        _report_pairs(
+            f,
+            "race-rw",
+            DiagnosticSeverity.ERROR,
+            "SANITIZE/002",
+            step,
+            buf,
+            ix,
+            _item_ids(items, n),
+            bad_r,
+            prev_r,
+            ix.get(sh.r_op),
+            "data race: writes memory read without a barrier",
+            "the conflicting read",
+        )
+
+
+def _record_write(
+    sh: Any, step: Any, ix: Any, items: Any, epochs: Any, lo: int, hi: int, key: Any
+) -> None:
+    """Record a checked write at ``ix`` in the shadow ``sh``: writer stamps, epochs, the op,
+    initialisation, and the written span."""
     ix.put_stamps(sh.w_item, items)
     if epochs is not None or sh.w_epoch is not None:
         ix.put(sh.epochs("w"), _epoch_rows(epochs))
