@@ -243,7 +243,9 @@ def test_objects_attached_later_are_tracked_and_detached_ones_do_not_leak_edits(
 
 def test_tracking_costs_no_memory_per_op_and_leaves_reads_plain() -> None:
     kept = []
-    for n in (1_000, 4_000):
+    # the first tracked module may make one-time things (tracked classes, caches): a warm-up
+    # of the same size goes first and is not compared
+    for n in (1_000, 1_000, 4_000):
         module = make_module(n)
         op = next(iter(module.walk()))
         size = sys.getsizeof(op)
@@ -261,6 +263,7 @@ def test_tracking_costs_no_memory_per_op_and_leaves_reads_plain() -> None:
         assert isinstance(op, Operation) and type(op) is not Operation
     # only the module's tracked classes are kept: about the same for 1k and 4k ops (under
     # one byte for each of the ~3000 extra ops; other caches may allocate a little meanwhile)
+    kept = kept[1:]
     assert abs(kept[1] - kept[0]) < 3_000 and kept[0] < 64 << 10, kept
 
 
