@@ -205,3 +205,20 @@ def test_the_sanitizer_sees_copies() -> None:
         engine.GridContext._load_view = real
     assert not r.findings, r.render()
     assert seen and not any(np.shares_memory(v, args[1]) for v in seen)
+
+
+def test_only_arrays_that_own_their_data_are_recycled() -> None:
+    # a result that is a window on other memory (a load's view, an operand handed back) is
+    # never written into by the step's run in the next chunk
+    module = parse_module(STORE_BETWEEN, filename="store_between.loom")
+    plan = engine.KernelPlan(module, "store_between")
+    ctx = engine.GridContext(plan, (1, 1, 1), (64, 1, 1), False, None, None)
+    ctx.n = 64
+    step = next(s for s in plan.program.steps if s.op.name == "scalar.mulf")
+    memory = np.zeros(128, np.float32)
+    for result in (memory[::2], np.empty(64, np.float32)):
+        assert ctx.out_array(step, result.dtype) is None  # the step's first run
+        assert ctx.produced(step, result) is result
+        ctx._recycle, ctx._produced = ctx._produced, {}  # the next chunk
+        again = ctx.out_array(step, result.dtype)
+        assert (again is result) == result.flags.owndata
