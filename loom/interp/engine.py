@@ -149,6 +149,11 @@ class KernelPlan:
         self.workload_params = regions["config"].entry.args
         self.compact_inputs: dict[int, tuple | None] = {}
         """id(region) -> :func:`loom.interp.compact.region_inputs` of it (computed once)."""
+        self.view_loads: set[int] = compact.view_loads(self.body.body)
+        """Step indices of the loads whose result may be a read-only view of memory (see
+        :func:`loom.interp.compact.view_loads`)."""
+        for func in self.program.funcs.values():
+            self.view_loads |= compact.view_loads(func.body)
         self.spares: list[dict] = []
         """Dead result arrays of the last launch's last chunk (at most SPARE_BYTES), which the
         next launch writes into instead of paging in fresh memory."""
@@ -622,6 +627,9 @@ class GridContext(BaseContext):
             self._shape_cache = plan.shapes[1]
         self._produced: dict[int, Any] = {}
         self.track_affine = FAST_PATHS
+        self.views = FAST_PATHS and not sanitize
+        """Loads may hand out read-only views of memory (see :meth:`_load_view`); off with the
+        sanitizer (and so with traces), whose access checks then see the usual copies."""
         self.tracer: Any = None
         self._uniform = {("size", d): np.int64(v) for d, v in enumerate(sizes)} | {
             ("count", d): np.int64(v) for d, v in enumerate(counts)
@@ -726,8 +734,10 @@ class GridContext(BaseContext):
         return self.produced(step, np.empty(self.n, dtype))
 
     def produced(self, step: Any, arr: np.ndarray) -> np.ndarray:
-        """Note ``arr`` as the fresh result of ``step``'s first run in this chunk."""
-        if self.recycling and self._produced.get(step.index, 0) is None:
+        """Note ``arr`` as the fresh result of ``step``'s first run in this chunk (only an
+        array that owns its data: a later run writes into it, never into memory or another
+        array)."""
+        if self.recycling and arr.flags.owndata and self._produced.get(step.index, 0) is None:
             self._produced[step.index] = arr
         return arr
 
@@ -1641,8 +1651,14 @@ class GridContext(BaseContext):
 
     def _load_view(self, step: Any, view: np.ndarray, dtype: np.dtype) -> np.ndarray:
         """The active lanes' elements of the strided ``view`` as a lane array (zero
-        elsewhere)."""
+        elsewhere), or, for a load of ``plan.view_loads`` over every lane, ``view`` itself
+        (read-only, shaped like the lane extents: only ``VIEW_OPERANDS`` ops read it)."""
         ext, mask = self.extents, self.mask
+        if mask is None and self.views and step.index in self.plan.view_loads:
+            # every use reads it before any write to memory (see compact.view_loads): the
+            # memory itself, read-only, shaped like the lanes; never recycled (not produced)
+            view.flags.writeable = False
+            return view
         if mask is None:
             vals = self.out_array(step, dtype)
             if vals is None:

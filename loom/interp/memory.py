@@ -67,6 +67,10 @@ class Gathered:
         return out
 
 
+CODED = ("bf16", "i1")
+"""Element types whose memory holds an encoding of the value (bf16 bits, i1 bytes)."""
+
+
 class View:
     """A typed window: element (i0..in) is at ``base + sum(i_k * strides[k]) * size`` bytes."""
 
@@ -80,7 +84,7 @@ class View:
         self.etype = etype
         self.mdtype = memory_dtype(etype)
         self.size = self.mdtype.itemsize
-        self.coded = etype.spelling in ("bf16", "i1")
+        self.coded = etype.spelling in CODED
         """True when memory holds an encoding of the value (bf16 bits, i1 bytes)."""
         self.static: tuple | None = None
         """(base, dims, strides) as Python ints when they are lane-uniform (fast access paths)."""

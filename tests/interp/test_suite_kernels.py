@@ -54,6 +54,9 @@ def test_fast_and_general_paths_agree(name: str) -> None:
     job = CASES[name].make(SMALL // 4, np.random.default_rng(2))
     assert_same(_module(name), name, job["workload"], make_args)
     assert_same(_module(name), name, job["workload"], make_args, chunk_lanes=64)
+    # without the sanitizer (loads may then hand out read-only views of memory)
+    assert_same(_module(name), name, job["workload"], make_args, sanitize=False)
+    assert_same(_module(name), name, job["workload"], make_args, chunk_lanes=64, sanitize=False)
 
 
 @pytest.mark.parametrize(

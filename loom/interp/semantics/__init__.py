@@ -28,6 +28,17 @@ ops without ``Uniformity`` they may run over a compacted box of lanes
 AFFINE_RULES: dict[str, Callable[..., Any]] = {}
 """Op name -> ``rule(args, affs) -> (start, stride) | None`` describing lane-affine results."""
 
+VIEW_RESULTS: set[str] = set()
+"""Names of element loads whose one result the grid engine may hand out as a read-only view
+of the memory instead of a copy, when every use allows it (see
+:func:`loom.interp.compact.view_loads`)."""
+
+VIEW_OPERANDS: set[str] = set()
+"""Names of elementwise ops whose semantics also take a lane operand shaped like the lane
+extents (``ctx.extents``: a read-only strided view of memory made by ``view.load``, see
+:func:`loom.interp.compact.view_loads`) and still return an ordinary lane array of their own
+(never the view, never written into it)."""
+
 LAZY_OPERANDS: dict[str, int] = {}
 """Op name -> position of its first operand that may be an unmade lane array
 (:class:`loom.interp.affine.Lazy`; the semantics make it with ``affine.values`` where they
@@ -73,6 +84,17 @@ def semantics(*names: str) -> Callable[[Any], Any]:
 def lane_local(*names: str) -> None:
     """Declare ops lane-local (see :data:`LANE_LOCAL`)."""
     LANE_LOCAL.update(names)
+
+
+def view_results(*names: str) -> None:
+    """Declare element loads whose result may be a view of memory (see :data:`VIEW_RESULTS`)."""
+    VIEW_RESULTS.update(names)
+
+
+def view_operands(*names: str) -> None:
+    """Declare ops that take lane operands shaped like the lane extents (see
+    :data:`VIEW_OPERANDS`)."""
+    VIEW_OPERANDS.update(names)
 
 
 def affine(*names: str) -> Callable[[Any], Any]:

@@ -24,7 +24,7 @@ from loom.interp.numerics import (
     to_memory,
 )
 from loom.interp.numerics import value_dtype as vdt
-from loom.interp.semantics import semantics
+from loom.interp.semantics import semantics, view_operands
 from loom.interp.semantics._util import back, itype, rtype, sv, uv
 
 # ----------------------------------------------------------------------------- constants
@@ -377,6 +377,8 @@ def _rounded(step: Any, r: Any) -> Any:
 
 def _float_binary(fn: Any, ufunc: Any = None) -> Any:
     def sem(ctx: Any, step: Any, a: Any, b: Any) -> Any:
+        if (type(a) is np.ndarray and a.ndim > 1) or (type(b) is np.ndarray and b.ndim > 1):
+            return _on_views(ctx, step, fn, ufunc, a, b)
         if ufunc is not None and (type(a) is np.ndarray or type(b) is np.ndarray):
             dt = a.dtype
             if dt == b.dtype and not _is_bf16(step):
@@ -395,6 +397,22 @@ def _float_binary(fn: Any, ufunc: Any = None) -> Any:
     return sem
 
 
+def _on_views(ctx: Any, step: Any, fn: Any, ufunc: Any, a: Any, b: Any) -> np.ndarray:
+    """A float binary with an operand shaped like the lane extents (a read-only view of
+    memory, see ``VIEW_OPERANDS``): computed in that shape into a lane array of its own."""
+    shape = ctx.extents
+    a, b = (v.reshape(shape) if type(v) is np.ndarray and v.ndim == 1 else v for v in (a, b))
+    dt = a.dtype
+    if ufunc is None or dt != b.dtype or _is_bf16(step):
+        r = np.asarray(_rounded(step, fn(a, b)))
+        return np.ascontiguousarray(r).reshape(-1)
+    out = ctx.out_array(step, dt)
+    if out is None:
+        out = ctx.fresh(step, dt)
+    ufunc(a, b, out=out.reshape(shape))
+    return out
+
+
 def _signed_zero_fix(r: Any, a: Any, b: Any, want_negative: bool) -> Any:
     eq = a == b
     if not np.any(eq):
@@ -408,6 +426,8 @@ semantics("scalar.addf")(_float_binary(operator.add, np.add))
 semantics("scalar.subf")(_float_binary(operator.sub, np.subtract))
 semantics("scalar.mulf")(_float_binary(operator.mul, np.multiply))
 semantics("scalar.divf")(_float_binary(operator.truediv, np.true_divide))
+# elementwise: a lane operand may be a view of memory shaped like the lanes
+view_operands("scalar.addf", "scalar.subf", "scalar.mulf", "scalar.divf")
 semantics("scalar.minimumf")(_float_binary(lambda a, b: _minimum(a, b)))
 semantics("scalar.maximumf")(_float_binary(lambda a, b: _maximum(a, b)))
 semantics("scalar.minnumf")(_float_binary(lambda a, b: _minnum(a, b)))

@@ -11,7 +11,7 @@ import numpy as np
 from loom.interp import affine as A
 from loom.interp.memory import Gathered, View
 from loom.interp.numerics import from_memory, to_memory, value_dtype
-from loom.interp.semantics import lane_local, lazy_operands, semantics
+from loom.interp.semantics import lane_local, lazy_operands, semantics, view_results
 from loom.interp.semantics._combine import COMBINE
 from loom.interp.semantics._util import rtype
 from loom.interp.semantics.buffer import type_dims
@@ -220,6 +220,8 @@ def _store(ctx: Any, step: Any, value: Any, view: View, *dyn: Any) -> None:
 lane_local("view.load", "view.store")
 lazy_operands(1, "view.load")
 lazy_operands(2, "view.store")
+# one element per lane, handed to the engine's load as is (no decoding when not coded)
+view_results("view.load")
 
 
 def _index_affs(ctx: Any, static: Any, idx: Any, first: int) -> tuple:
