@@ -92,6 +92,7 @@ class Parser:
     __slots__ = (
         "text",
         "siblings",
+        "refused_at",
         "filename",
         "registry",
         "plans",
@@ -152,6 +153,8 @@ class Parser:
         self.live = bytearray()
         """``live[k]`` is 1 while value ``k``, spelled ``%k``, is visible (not kept in a dict)."""
         self.siblings: tuple[int, dict[str, Value]] | None = None
+        self.refused_at = -1
+        """Start of the line the latest canonical run stopped at (see :meth:`canonical_run`)."""
         """While an op with result names is parsed: the number of its first line and the
         placeholders the types on that line made for those names (a type may name a result
         of its own op, ``-> (encoding<layout>, view<4xf32, %layout>)``); the results adopt
@@ -739,7 +742,11 @@ class Parser:
 
     def canonical_run(self, ops: list[Operation], top: bool) -> bool:
         """Parse the run of canonical op lines starting at the next line into ``ops``
-        (:meth:`_canonical_run`; types there never name an enclosing op's results)."""
+        (:meth:`_canonical_run`; types there never name an enclosing op's results). False at
+        once on the line the last run stopped at (nothing has changed since: the caller
+        reads that line next)."""
+        if self.pos == self.refused_at:
+            return False
         sib = self.siblings
         if sib is None:
             return self._canonical_run(ops, top)
@@ -805,6 +812,7 @@ class Parser:
             ops.append(op)
             last = pos
             pos = end + 1
+        self.refused_at = pos
         if last < 0:
             return False
         self.line_start, self.line_end = last, pos - 1
