@@ -1034,16 +1034,8 @@ def check_read(
     if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w) and not (
         atomic and _atomic_only(f, sh, "w", lo, hi, n)
     ):
-        prev = ix.get(sh.w_item)
-        bad = _conflict(
-            prev,
-            lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n, sh.stamp),
-            _epoch_rows(epochs),
-            wg,
-            buf.space == "workgroup",
-        )
-        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
+        wgm = buf.space == "workgroup"
+        prev, bad = _conflicts(f, step, ix, sh, "w", items, n, epochs, wg, wgm, atomic)
         if bad.any():
             _report_pairs(
                 f,
@@ -1098,16 +1090,7 @@ def check_write(
     if _may_race(lo, hi, sh.w_lo, sh.w_hi, key, sh.last_w) and not (
         atomic and _atomic_only(f, sh, "w", lo, hi, n)
     ):
-        prev = ix.get(sh.w_item)
-        bad = _conflict(
-            prev,
-            lambda: ix.get(sh.w_epoch) if sh.w_epoch is not None else 0,
-            _stamps(items, n, sh.stamp),
-            _epoch_rows(epochs),
-            wg,
-            wgm,
-        )
-        bad = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.w_op), bad)
+        prev, bad = _conflicts(f, step, ix, sh, "w", items, n, epochs, wg, wgm, atomic)
         if bad.any():
             new_bytes = _report_write_races(
                 f, step, buf, ix, _item_ids(items, n), bad, prev, data, new_bytes, known
@@ -1121,6 +1104,37 @@ def check_write(
             new_bytes = new_bytes()
         _same_op_writes(f, step, buf, ix, _item_ids(items, n), new_bytes, known)
     _record_write(sh, step, ix, items, epochs, lo, hi, key)
+
+
+def _conflicts(
+    f: Findings,
+    step: Any,
+    ix: Any,
+    sh: Any,
+    kind: str,
+    items: Any,
+    n: int,
+    epochs: Any,
+    wg: int,
+    wgm: bool,
+    atomic: bool,
+) -> tuple[Any, np.ndarray]:
+    """(the earlier accessors at ``ix``, which of them conflict) for an access at ``ix``
+    against the recorded accesses of ``kind`` ("w" writes, "r" reads): other workitems, no
+    barrier between, atomic pairs excepted."""
+    item, epoch, op = (
+        (sh.w_item, sh.w_epoch, sh.w_op) if kind == "w" else (sh.r_item, sh.r_epoch, sh.r_op)
+    )
+    prev = ix.get(item)
+    bad = _conflict(
+        prev,
+        lambda: ix.get(epoch) if epoch is not None else 0,
+        _stamps(items, n, sh.stamp),
+        _epoch_rows(epochs),
+        wg,
+        wgm,
+    )
+    return prev, _atomic_pairs(f, step, atomic, lambda: ix.get(op), bad)
 
 
 def _check_reads_before_write(
@@ -1138,16 +1152,7 @@ def _check_reads_before_write(
     barrier between (read-write races; atomic pairs excepted)."""
     sh = buf.shadow
     wgm = buf.space == "workgroup"
-    prev_r = ix.get(sh.r_item)
-    bad_r = _conflict(
-        prev_r,
-        lambda: ix.get(sh.r_epoch) if sh.r_epoch is not None else 0,
-        _stamps(items, n, sh.stamp),
-        _epoch_rows(epochs),
-        wg,
-        wgm,
-    )
-    bad_r = _atomic_pairs(f, step, atomic, lambda: ix.get(sh.r_op), bad_r)
+    prev_r, bad_r = _conflicts(f, step, ix, sh, "r", items, n, epochs, wg, wgm, atomic)
     if bad_r.any():
         _report_pairs(
             f,
