@@ -182,3 +182,18 @@ def test_an_integer_too_long_to_print_is_a_print_error() -> None:
     op.attributes = {**op.attributes, "value": 10**5000}
     with pytest.raises(LoomPrintError, match="too long to print"):
         print_module(module)
+
+
+def test_tokens_after_a_region_opening_brace_are_located() -> None:
+    text = kernel(
+        "%t = index.constant 1 : index",
+        "%c = index.cmp slt, %t, %t : index",
+        "scf.if %c { index.constant 2 : index",
+        "}",
+    )
+    assert parse_error(text) == (
+        "PARSE/003",
+        7,
+        15,
+        "expected end of line, found 'index.constant'",
+    )

@@ -1583,7 +1583,8 @@ def _region_parser(pc: Ctx, rd: Any) -> Callable[[Any, Any, str], Region]:
         if p.depth >= p.max_depth:  # before anything is built for the region
             raise p.error("PARSE/015", f"regions nested more than {p.max_depth} levels deep", i)
         p.i = i + 1
-        p.end_of_line()
+        if i + 1 < len(toks):
+            raise p.expected("end of line")
         open_at = (p.line_no, i)
         scope = s.scope(key, p)
         args = s.rargs[key]

@@ -779,11 +779,12 @@ class OpPlan:
         line = p.line_no
         nvalues = len(p.values)
         formats = self.formats
-        first_error: LoomParseError | None = None
         saved = p.siblings
+        if saved is None and not lhs:  # nothing to set, nothing to restore
+            return self._parse(p, lhs, name_index, start, line, nvalues, formats, None)
         p.siblings = (p.line_no, dict.fromkeys(lhs)) if lhs else None
         try:
-            return self._parse(p, lhs, name_index, start, line, nvalues, formats, first_error)
+            return self._parse(p, lhs, name_index, start, line, nvalues, formats, None)
         finally:
             p.siblings = saved
 
@@ -798,6 +799,16 @@ class OpPlan:
         formats: Any,
         first_error: LoomParseError | None,
     ) -> Operation:
+        if len(formats) == 1:  # one format: its first error is the error
+            c = OpState()
+            try:
+                for s in formats[0]:
+                    s(p, c)
+            except LoomParseError as e:
+                if p.line_no != line:
+                    raise
+                raise e from None
+            return self.build(p, c, lhs, name_index)
         for k, steps in enumerate(formats):
             if k:
                 del p.values[nvalues:]

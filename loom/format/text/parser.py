@@ -124,6 +124,7 @@ class Parser:
         "dynamic_cache",
         "spare_ids",
         "names",
+        "run_env",
     )
 
     def __init__(self, text: str, filename: str, registry: OpRegistry) -> None:
@@ -174,6 +175,20 @@ class Parser:
         equals the first takes that int object (an int costs 32 bytes and a big module has
         about as many values as ops); op location ids below the value count reuse the values'
         ints instead."""
+        self.run_env = (
+            text.find,
+            LINE_HEAD.match,
+            self.plans,
+            self.plans.get,
+            self.locations,
+            self.values,
+            self.spare_ids,
+            self.live,
+            self.resolve,
+            self.type_of_token,
+            self._line_results,
+        )
+        """What every canonical run reads, none of it reassigned during a parse (one load)."""
 
     # ------------------------------------------------------------------ errors
 
@@ -701,8 +716,6 @@ class Parser:
         first = True
         plans = self.plans
         ops = block.ops
-        if labels is None and region is not None:
-            labels = {}  # one label table for the region's blocks (filled on the first label)
         while True:
             toks = self.toks
             i = self.i
@@ -730,6 +743,8 @@ class Parser:
             if tok[0] == "^":
                 if region is None:
                     raise self.error("PARSE/003", f"block label {tok!r} outside a region")
+                if labels is None:
+                    labels = {}  # one label table for the region's blocks (filled on the first)
                 block = self.parse_label(region, labels)
                 ops = block.ops
                 first = True
@@ -761,13 +776,20 @@ class Parser:
         :data:`LINE_HEAD` and the op's compiled line path, without tokenizing; the run ends
         before the first line they do not take). Returns whether any line was taken."""
         text, n = self.text, self.n
-        find, head = text.find, LINE_HEAD.match
-        plans = self.plans
-        get_plan = plans.get
-        locations = self.locations
+        (
+            find,
+            head,
+            plans,
+            get_plan,
+            locations,
+            values,
+            spare,
+            live,
+            resolve,
+            type_of,
+            line_results,
+        ) = self.run_env
         words, base = locations.line_span_words(self.source_id) or (None, 0)
-        values, spare, live = self.values, self.spare_ids, self.live
-        resolve, type_of, line_results = self.resolve, self.type_of_token, self._line_results
         pos, line_no = self.pos, self.line_no
         scope = self.scopes[-1].names
         floor_id = _NO_TABLE if self.mixed else self.floor_id
