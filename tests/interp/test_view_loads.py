@@ -155,10 +155,8 @@ def test_kernels_with_writes_after_loads_match_numpy_both_ways(
     assert_same(module, name, (n,), lambda: _args(n), chunk_lanes, sanitize=sanitize)
 
 
-def test_a_view_load_hands_out_read_only_memory_that_is_never_recycled() -> None:
-    module = parse_module(STORE_BETWEEN, filename="store_between.loom")
-    n = 320
-    args = _args(n)
+def _loads_seen(monkeypatch: pytest.MonkeyPatch) -> list[np.ndarray]:
+    """The lane arrays the grid engine's loads hand out from now on (in order)."""
     seen: list[np.ndarray] = []
     real = engine.GridContext._load_view
 
@@ -167,12 +165,19 @@ def test_a_view_load_hands_out_read_only_memory_that_is_never_recycled() -> None
         seen.append(out)
         return out
 
-    engine.GridContext._load_view = spy
-    try:
-        with paths(True):
-            launch(module, "store_between", workload=(n,), args=args, sanitize=False)
-    finally:
-        engine.GridContext._load_view = real
+    monkeypatch.setattr(engine.GridContext, "_load_view", spy)
+    return seen
+
+
+def test_a_view_load_hands_out_read_only_memory_that_is_never_recycled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = parse_module(STORE_BETWEEN, filename="store_between.loom")
+    n = 320
+    args = _args(n)
+    seen = _loads_seen(monkeypatch)
+    with paths(True):
+        launch(module, "store_between", workload=(n,), args=args, sanitize=False)
     views = [v for v in seen if np.shares_memory(v, args[1])]
     assert views and len(views) < len(seen)  # %b is a view, %a a copy
     for v in views:
@@ -185,24 +190,13 @@ def test_a_view_load_hands_out_read_only_memory_that_is_never_recycled() -> None
             assert arr.flags.owndata and not np.shares_memory(arr, args[1])
 
 
-def test_the_sanitizer_sees_copies() -> None:
+def test_the_sanitizer_sees_copies(monkeypatch: pytest.MonkeyPatch) -> None:
     module = parse_module(STORE_BETWEEN, filename="store_between.loom")
     n = 320
-    seen: list[np.ndarray] = []
-    real = engine.GridContext._load_view
-
-    def spy(self, step, view, dtype):
-        out = real(self, step, view, dtype)
-        seen.append(out)
-        return out
-
     args = _args(n)
-    engine.GridContext._load_view = spy
-    try:
-        with paths(True):
-            r = launch(module, "store_between", workload=(n,), args=args, sanitize=True)
-    finally:
-        engine.GridContext._load_view = real
+    seen = _loads_seen(monkeypatch)
+    with paths(True):
+        r = launch(module, "store_between", workload=(n,), args=args, sanitize=True)
     assert not r.findings, r.render()
     assert seen and not any(np.shares_memory(v, args[1]) for v in seen)
 
