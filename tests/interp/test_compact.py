@@ -198,10 +198,9 @@ def test_a_guard_made_outside_is_compacted_inside_a_compacted_region() -> None:
     assert (0, 0, 2, 0, 0, 0) in corners  # the inner guard ran inside the box of groups 2..4
 
 
-def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
-    """A first chunk whose ops ran over few of its lanes (compacted boxes) makes the rest of the
-    grid run in bigger chunks; memory and the op count are those of the general paths."""
-    sizes = []
+def _chunk_sizes(monkeypatch) -> list[int]:
+    """The workgroup counts of the chunks the grid engine runs from now on (in order)."""
+    sizes: list[int] = []
     real = engine.GridContext.run_chunk
 
     def spy(self: engine.GridContext, start: int, count: int, values: list, box: tuple) -> None:
@@ -209,6 +208,13 @@ def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
         return real(self, start, count, values, box)
 
     monkeypatch.setattr(engine.GridContext, "run_chunk", spy)
+    return sizes
+
+
+def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
+    """A first chunk whose ops ran over few of its lanes (compacted boxes) makes the rest of the
+    grid run in bigger chunks; memory and the op count are those of the general paths."""
+    sizes = _chunk_sizes(monkeypatch)
     what, (_, out) = assert_same(
         _module("plain"), "reduce_tree", (40,), _args(40), 512, sanitize=False
     )
@@ -225,14 +231,7 @@ def test_chunks_grow_after_a_sparse_first_chunk(monkeypatch) -> None:
 def test_a_sparse_grid_starts_with_big_chunks_next_time(monkeypatch) -> None:
     """The next fast launch of a grid that ran sparse starts with the bigger chunks (the plan
     remembers it); the general paths never do; both agree on memory and findings."""
-    sizes = []
-    real = engine.GridContext.run_chunk
-
-    def spy(self: engine.GridContext, start: int, count: int, values: list, box: tuple) -> None:
-        sizes.append(count)
-        return real(self, start, count, values, box)
-
-    monkeypatch.setattr(engine.GridContext, "run_chunk", spy)
+    sizes = _chunk_sizes(monkeypatch)
     module = _module("plain")
     with paths(True, 512):
         launch(module, "reduce_tree", workload=(40,), args=_args(40)(), sanitize=False)
