@@ -799,16 +799,6 @@ class OpPlan:
         formats: Any,
         first_error: LoomParseError | None,
     ) -> Operation:
-        if len(formats) == 1:  # one format: its first error is the error
-            c = OpState()
-            try:
-                for s in formats[0]:
-                    s(p, c)
-            except LoomParseError as e:
-                if p.line_no != line:
-                    raise
-                raise e from None
-            return self.build(p, c, lhs, name_index)
         for k, steps in enumerate(formats):
             if k:
                 del p.values[nvalues:]
