@@ -193,6 +193,85 @@ def test_dynamic_types_are_reused_only_while_their_names_mean_the_same_values() 
     assert_same(text)
 
 
+RHEAD = HEAD.replace("%f: f32)", "%f: f32, %p: i1)")
+REGION_BODIES = [
+    "scf.if %p {\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  scf.if %p {\n    %s = scalar.addi %a, %b : i32\n  }\n"
+    "  %t = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n} else {\n  %t = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  // a note\n  %s = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n\n  %t = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n} // closed\n%t = scalar.addi %a, %b : i32",
+    'scf.if %p {\n  %s = scalar.addi %a, %b : i32 loc("f.py":3:4)\n'
+    "  %t = scalar.addi %s, %b : i32\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n}\n%s = scalar.addi %a, %b : i32",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32\n}\n%u = scalar.addi %s, %b : i32",
+    "scf.if %p {\n  %a = scalar.addi %a, %b : i32\n  %u = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  %7 = scalar.addi %a, %b : i32\n}",
+    "scf.if %p {\n  scf.yield\n}",
+    "scf.if %p { // open\n}",
+    "scf.if %p {\n}  ",
+    'scf.if %p {\n} loc("f.py":9:1)',
+    "scf.if %p {\n} else {\n}",
+    "scf.if %p {\n} els {\n}",
+    "scf.if %q {\n}",
+    "scf.if %a {\n}",
+    "%r = scf.if %p {\n}",
+    "%r = scf.if %p -> (i32) {\n  scf.yield %a : i32\n} else {\n  scf.yield %b : i32\n}",
+    "scf.if %p {\n  %s = scalar.addi %a, %b : i32",
+    "scf.if %p {\n  scf.if %p {\n    %s = scalar.addi %a, %b : i32\n  }",
+]
+
+
+@pytest.mark.parametrize("body", REGION_BODIES)
+def test_region_ops_parse_alike_on_every_path(body: str) -> None:
+    lines = "".join("  " + line + "\n" for line in body.split("\n"))
+    assert_same(RHEAD + lines + "  kernel.return\n}\n")
+
+
+def test_the_line_path_opens_regions_it_reads() -> None:
+    text = print_module(make_module(200), ops=OPS)
+    plan = pf.plan_for(next(d for d in OPS if d.name == "scf.if"))
+    assert plan.head_region is not None
+    calls = []
+    inner = plan.line_fn
+
+    def spy(*args):  # noqa: ANN002, ANN202
+        calls.append(args[1])
+        return inner(*args)
+
+    plan.line_fn = spy
+    try:
+        parse_module(text, ops=OPS)
+    finally:
+        plan.line_fn = inner
+    assert len(calls) == text.count("scf.if")
+
+
+def test_an_unclosed_region_is_reported_at_its_brace() -> None:
+    text = RHEAD + "  scf.if %p {\n    %s = scalar.addi %a, %b : i32\n"
+    line = text.count("\n") - 1  # the scf.if line; its '{' is in column 13
+    for got in both(text):
+        assert isinstance(got, str)
+        assert got.splitlines()[0] == (
+            f"t.loom:{line}:13: error PARSE/013: unbalanced braces: "
+            "this '{' is never closed (found end of file)"
+        )
+
+
+def test_regions_nested_past_the_limit_are_reported_alike() -> None:
+    from loom.format.text.parser import MAX_DEPTH
+
+    depth = MAX_DEPTH + 1
+    opens = "".join("  " * (k + 1) + "scf.if %p {\n" for k in range(depth))
+    closes = "".join("  " * (k + 1) + "}\n" for k in reversed(range(depth)))
+    text = RHEAD + opens + closes + "  kernel.return\n}\n"
+    first, second = both(text)
+    assert isinstance(first, str) and "PARSE/015" in first
+    assert first == second
+
+
 _OLD_ORDER = (4, 5, 0, 6, 7, 8, 1, 9, 10, 11, 12, 2, 3, 13)
 _OLD = re.compile("|".join(tokenizer._PATTERNS[k] for k in _OLD_ORDER))
 
@@ -293,6 +372,26 @@ def _mutate(text: str, data: st.DataObject) -> str:
 @given(st.data())
 def test_mutated_lines_parse_alike_on_every_path(data: st.DataObject) -> None:
     assert_same(_mutate(_SAMPLE, data))
+
+
+_REGION_SAMPLE = RHEAD + (
+    "  scf.if %p {\n"
+    "    %s = scalar.addi<nsw> %a, %b : i32\n"
+    "    scf.if %p {\n"
+    "      view.store %f, %v[%z] : f32, view<[%n]xf32>\n"
+    "    }\n"
+    "  } else {\n"
+    "    %k = index.constant 12 : index\n"
+    "  }\n"
+    "  %c = scalar.cmpi slt, %a, %b : i32\n"
+    "  kernel.return\n}\n"
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mutated_regions_parse_alike_on_every_path(data: st.DataObject) -> None:
+    assert_same(_mutate(_REGION_SAMPLE, data))
 
 
 @pytest.mark.slow

@@ -1356,6 +1356,9 @@ class OptionalGroup(FormatElement):
     def print_code(self, g: Ctx) -> None:
         g.branch(g.present(self.anchor), lambda: [e.print_code(g) for e in self.inner])
 
+    def line_code(self, g: Ctx) -> None:
+        g.absent(self.inner)  # a line holding the group takes the token path
+
 
 # --------------------------------------------------------------------------- regions
 
@@ -1539,20 +1542,26 @@ class RegionRef(FormatElement):
         c.print_region(self.field)
 
     def parse_steps(self, pc: Ctx) -> list[Callable[..., None]]:
-        decl = pc.decl
-        rd = decl.region(self.field)
-        if rd is None:
-            raise ValueError(f"'{decl.name}' RegionRef names unknown region '{self.field}'")
         field = self.field
-        parse_region = _region_parser(pc, rd)
+        parse_region = self.reader(pc)
 
         def region_step(p: Any, s: Any) -> None:
             s.regions[field] = parse_region(p, s, field)
 
         return [region_step]
 
+    def reader(self, pc: Ctx) -> _RegionReader:
+        """What reads this region (its steps call it; a canonical run uses its two ends)."""
+        rd = pc.decl.region(self.field)
+        if rd is None:
+            raise ValueError(f"'{pc.decl.name}' RegionRef names unknown region '{self.field}'")
+        return _RegionReader(pc, rd)
+
     def probe(self, pc: Ctx) -> Callable[..., bool]:
         return pc.is_token("{")
+
+    def line_code(self, g: Ctx) -> None:
+        g.open_region()
 
     def print_code(self, g: Ctx) -> None:
         k = g.region_index(self.field)
@@ -1568,14 +1577,32 @@ class RegionRef(FormatElement):
         g.state = "s"
 
 
-def _region_parser(pc: Ctx, rd: Any) -> Callable[[Any, Any, str], Region]:
+class _RegionReader:
     """Reads `` {`` newline, a region of field ``rd`` and its ``}`` (left after the brace);
-    ``key`` names the region's scope (one per region of a variadic field)."""
-    isolated = pc.isolated
-    derived, derive_args = pc.derived_from(rd), pc.derive_args
-    close = pc.region_closer(rd)
+    ``key`` names the region's scope (one per region of a variadic field). Called, it reads
+    all of it; :meth:`open` and :meth:`finish` are its two ends, for a caller that reads the
+    region's ops itself (the parser's canonical runs)."""
 
-    def parse_region(p: Any, s: Any, key: str) -> Region:
+    __slots__ = ("isolated", "derived", "derive_args", "close")
+
+    def __init__(self, pc: Ctx, rd: Any) -> None:
+        self.isolated = pc.isolated
+        self.derived, self.derive_args = pc.derived_from(rd), pc.derive_args
+        self.close = pc.region_closer(rd)
+
+    def __call__(self, p: Any, s: Any, key: str) -> Region:
+        region, floor, open_at = self.open(p, s, key)
+        try:
+            p.parse_block(region.blocks[0], region, open_at=open_at)
+        finally:
+            p.pop_scope(floor)
+            p.depth -= 1
+        self.finish(p, region)
+        return region
+
+    def open(self, p: Any, s: Any, key: str) -> tuple[Region, Any, tuple[int, int]]:
+        """Read the ``{`` ending the line and enter the region's scope (one level deeper):
+        the region, what ``p.pop_scope`` restores, and where the brace is (for errors)."""
         i = p.i
         toks = p.toks
         if not (i < len(toks) and toks[i] == "{"):
@@ -1585,25 +1612,21 @@ def _region_parser(pc: Ctx, rd: Any) -> Callable[[Any, Any, str], Region]:
         p.i = i + 1
         if i + 1 < len(toks):
             raise p.expected("end of line")
-        open_at = (p.line_no, i)
+        open_at = (p.line_no, i - len(toks))  # counted from the end (see Parser.unclosed)
         scope = s.scope(key, p)
         args = s.rargs[key]
-        if derived is not None:
-            derive_args(p, s, derived, args, i, scope)
+        if self.derived is not None:
+            self.derive_args(p, s, self.derived, args, i, scope)
         p.depth += 1
         region = Region([Block(tuple(args))])
-        floor = p.push_scope(scope, isolated)
+        floor = p.push_scope(scope, self.isolated)
         p.pending_blank = False
-        try:
-            p.parse_block(region.blocks[0], region, open_at=open_at)
-        finally:
-            p.pop_scope(floor)
-            p.depth -= 1
-        close(p, region)
-        p.i += 1  # the closing '}'
-        return region
+        return region, floor, open_at
 
-    return parse_region
+    def finish(self, p: Any, region: Region) -> None:
+        """Check (or complete) the region's blocks, its scope left; consume its ``}``."""
+        self.close(p, region)
+        p.i += 1
 
 
 def _table_line(p: Any, open_at: tuple[int, int]) -> str:
@@ -1675,7 +1698,7 @@ class RegionTable(FormatElement):
         if case_rd is None or not case_rd.variadic or default_rd is None:
             raise ValueError(f"'{decl.name}' RegionTable needs a variadic case region field")
         keys_attr, cases, default = self.keys, self.cases, self.default
-        case_region, default_region = _region_parser(pc, case_rd), _region_parser(pc, default_rd)
+        case_region, default_region = _RegionReader(pc, case_rd), _RegionReader(pc, default_rd)
 
         def region_table(p: Any, s: Any) -> None:
             open_at = _open_table(p, "case table")

@@ -66,7 +66,8 @@ invalid); ``values``, ``live`` and ``floor_id`` find visible ``%<id>`` values by
 (``floor_id`` is past every id while the scopes hold digit names, see ``Parser.mixed``). The
 result types are one type for a single result, else a tuple; the attribute values are None
 when no attribute is present, else a tuple in :attr:`LinePath.attr_names` order (None for an
-absent one)."""
+absent one). A region head returns the operands as one tuple per field and the result types it
+read (in :attr:`LinePath.rtype_fields` order)."""
 
 _NSB = (",", ")", "]", "}")
 _NSA = ("(", "[", "{")
@@ -100,12 +101,33 @@ def _flags_canonical(a: Any) -> Callable[[str], str | None]:
 
 class LinePath:
     """One declaration's compiled line path: the regex, the generated reader and what the
-    driver needs to finish the op (result count, attribute names and their shared mappings)."""
+    driver needs to finish the op (result count, attribute names and their shared mappings).
 
-    __slots__ = ("regex", "fn", "source", "nres", "attr_names", "memo")
+    For an op with regions the path reads its first line only, up to the ``{`` that ends it
+    (a *region head*): ``tail_start`` is then the index of that region's element in the
+    format, the reader returns the operands by field and the result types by
+    ``rtype_fields``, and the general steps read the rest from the ``{`` on."""
+
+    __slots__ = (
+        "regex",
+        "fn",
+        "source",
+        "nres",
+        "attr_names",
+        "memo",
+        "rtype_fields",
+        "tail_start",
+    )
 
     def __init__(
-        self, regex: re.Pattern, fn: LineFn, source: str, nres: int, attr_names: tuple[str, ...]
+        self,
+        regex: re.Pattern,
+        fn: LineFn,
+        source: str,
+        nres: int,
+        attr_names: tuple[str, ...],
+        rtype_fields: tuple[str, ...] = (),
+        tail_start: int | None = None,
     ) -> None:
         self.regex = regex
         self.fn = fn
@@ -113,6 +135,8 @@ class LinePath:
         self.nres = nres
         self.attr_names = attr_names
         self.memo: dict[tuple, Any] = {}
+        self.rtype_fields = rtype_fields
+        self.tail_start = tail_start
 
     def attributes(self, values: tuple | None) -> Any:
         """The frozen attribute mapping of these attribute values (ops spelled alike share
@@ -144,7 +168,15 @@ def compile_line(decl: OpDef) -> LinePath | None:
     env: dict[str, Any] = dict(gen.env)
     compile_generated(f"# line regex: {pattern!r}\n{source}", "parse_line", decl.name, env)
     names = tuple(name for name, _ in gen.attrs)
-    return LinePath(re.compile(pattern), env["_line"], source, len(decl.results), names)
+    return LinePath(
+        re.compile(pattern),
+        env["_line"],
+        source,
+        len(decl.results),
+        names,
+        tuple(gen.rtypes) if gen.head else (),
+        gen.tail_start,
+    )
 
 
 class _LineGen:
@@ -159,9 +191,12 @@ class _LineGen:
     flags_canonical = staticmethod(_flags_canonical)
 
     def __init__(self, decl: OpDef) -> None:
-        if decl.regions or needs_segments(decl) or decl.symbol_trait is not None:
+        if needs_segments(decl) or decl.symbol_trait is not None:
             raise _Unsupported
         self.decl = decl
+        self.head = bool(decl.regions)
+        """True for an op with regions: the path reads its first line, up to a region's ``{``."""
+        self.tail_start: int | None = None
         self.code: list[str] = []
         self.env: dict[str, Any] = {"NAMED": NAMED_TYPES}
         self.k = 0
@@ -212,6 +247,22 @@ class _LineGen:
         var = f"g[{self.group}]"
         self.group += 1
         return var
+
+    def open_region(self) -> None:
+        """End the line at a region's ``{`` (the general steps read the region and the rest)."""
+        if not self.head:
+            raise _Unsupported
+        self.piece(r"\{")
+        self.tail_start = -1
+
+    def absent(self, inner: tuple[Any, ...]) -> None:
+        """An optional group the line does not hold: the line must not go on with the word
+        the group starts with (the general plan would take the group then)."""
+        first = next((e for e in inner if not e.transparent), None)
+        word = next(first.keywords(), None) if first is not None else None
+        if word is None:
+            raise _Unsupported
+        self.pattern.append(f"(?! ?{re.escape(word)}(?![A-Za-z0-9_$.]))")
 
     # ------------------------------------------------------------------ values and types
 
@@ -287,9 +338,18 @@ class _LineGen:
     # ------------------------------------------------------------------ generation
 
     def generate(self) -> tuple[str, str]:
-        for e in self.decl.format:
+        for k, e in enumerate(self.decl.format):
             e.line_code(self)
-        self.emit(f"return {self.operand_tuple()}, {self.result_types()}, {self.attr_values()}")
+            if self.tail_start == -1:
+                self.tail_start = k
+                break
+        if not self.head:
+            self.emit(f"return {self.operand_tuple()}, {self.result_types()}, {self.attr_values()}")
+        elif self.tail_start is None:
+            raise _Unsupported  # no region ends the first line
+        else:
+            rtypes = "(" + "".join(f"{var}, " for var in self.rtypes.values()) + ")"
+            self.emit(f"return {self.operand_groups()}, {rtypes}, {self.attr_values()}")
         head = ["def _line(p, g, S, R, TY, V, L, FL):"]
         return "".join(self.pattern), "\n".join(head + self.code) + "\n"
 
@@ -301,6 +361,16 @@ class _LineGen:
             if var is None:
                 raise _Unsupported
             parts.append(f"*{var}" if o.variadic else var)
+        return "(" + "".join(p + ", " for p in parts) + ")"
+
+    def operand_groups(self) -> str:
+        """The op's operands as one tuple per field, in declaration order (a region head)."""
+        parts = []
+        for o in self.decl.operands:
+            var = self.operands.get(o.name)
+            if var is None:
+                raise _Unsupported
+            parts.append(f"tuple({var})" if o.variadic else f"({var},)")
         return "(" + "".join(p + ", " for p in parts) + ")"
 
     def result_types(self) -> str:

@@ -772,6 +772,16 @@ class OpPlan:
         self.line_fn = line.fn if line is not None else None
         self.line_source = line.source if line is not None else ""
         self.line_nres = line.nres if line is not None else 0
+        tail = line.tail_start if line is not None else None
+        self.head_region: tuple[str, Any] | None = None
+        """For a region op whose first line the line path reads, up to its region's ``{``:
+        that region's field and reader (see :meth:`begin_rest`)."""
+        self.tail: list[Step] = []
+        """The steps of the format after that region."""
+        if tail is not None:
+            element = decl.format[tail]
+            self.head_region = (element.field, element.reader(compiler))
+            self.tail = compiler.steps(decl.format[tail + 1 :])
 
     def parse(self, p: Parser, lhs: list[str] | None, name_index: int) -> Operation:
         """Parse the rest of the op line (after the name) and build the op."""
@@ -820,6 +830,28 @@ class OpPlan:
                 if k == len(formats) - 1:
                     raise first_error from None
         return self.build(p, c, lhs, name_index)
+
+    def begin_rest(self, got: tuple) -> OpState:
+        """What the line path read from a region op's first line (``got``: operands by
+        field, the result types written, attribute values), as the steps would record it.
+        The caller reads the region (``head_region``), then calls :meth:`finish_rest`."""
+        line = self.line
+        groups, rtypes, attrs = got
+        c = OpState()
+        c.groups = dict(zip(self.operand_fields, groups))
+        if rtypes:
+            c.rtypes = {f: (t,) for f, t in zip(line.rtype_fields, rtypes)}  # type: ignore[union-attr]
+        if attrs is not None:
+            names = line.attr_names  # type: ignore[union-attr]
+            c.attrs = {k: v for k, v in zip(names, attrs) if v is not None}
+        return c
+
+    def finish_rest(self, p: Parser, c: OpState, name: str | None) -> Operation:
+        """Read what follows the region (the current token is after its ``}``) and build the
+        op as :meth:`parse` would; ``name`` is the result name its first line gives."""
+        for step in self.tail:
+            step(p, c)
+        return self.build(p, c, None if name is None else [name], 0 if name is None else 2)
 
     def result_types(self, p: Parser, c: OpState, name_index: int) -> tuple[Type, ...] | list[Type]:
         """The result types the steps read, with declared fixed types filled in."""

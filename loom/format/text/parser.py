@@ -77,6 +77,8 @@ _ATTACHING_KINDS = (TypeKind.VIEW, TypeKind.TILE)
 _NAMED_TYPES: dict[str, Type] = NAMED_TYPES
 _NO_TABLE = 1 << 62
 """A floor id above every value id: the line paths then look every name up in the scopes."""
+_NOWHERE: dict[str, Value] = {}
+"""Never holds a name: its ``get`` is the outer lookup when no outer scope is visible."""
 
 
 _ZEROS = memoryview(bytes(1 << 16))
@@ -84,6 +86,30 @@ _ZEROS = memoryview(bytes(1 << 16))
 
 def _ascii_alnum(c: str) -> bool:
     return c.isascii() and c.isalnum()
+
+
+class _OpenRegion:
+    """A region op a canonical run opened (see ``Parser._open_region``): its plan and what its
+    first line gave, its region, what leaving the region's scope restores, where its ``{``
+    is, and the ops list (top level or not) the op joins when the region closes."""
+
+    __slots__ = ("plan", "state", "name", "span", "region", "floor", "open_at", "ops", "top")
+
+    def __init__(
+        self,
+        plan: pf.OpPlan,
+        state: pf.OpState,
+        name: str | None,
+        span: tuple[int, int, int],
+        region: Region,
+        floor: tuple[int, int],
+        open_at: tuple[int, int],
+        ops: list[Operation],
+        top: bool,
+    ) -> None:
+        self.plan, self.state, self.name, self.span = plan, state, name, span
+        self.region, self.floor, self.open_at = region, floor, open_at
+        self.ops, self.top = ops, top
 
 
 class Parser:
@@ -184,7 +210,6 @@ class Parser:
             self.values,
             self.spare_ids,
             self.live,
-            self.resolve,
             self.type_of_token,
             self._line_results,
         )
@@ -713,9 +738,9 @@ class Parser:
         Labelled blocks (``^bb1(%a: T):``) start new blocks of ``region``; the last block is
         returned.
         """
-        first = True
         plans = self.plans
         ops = block.ops
+        first = not ops  # a canonical run may have read the block's first ops
         while True:
             toks = self.toks
             i = self.i
@@ -772,68 +797,84 @@ class Parser:
             self.siblings = sib
 
     def _canonical_run(self, ops: list[Operation], top: bool) -> bool:
-        """Parse the run of canonical op lines from the next line on into ``ops`` (each read by
-        :data:`LINE_HEAD` and the op's compiled line path, without tokenizing; the run ends
-        before the first line they do not take). Returns whether any line was taken."""
+        """Parse canonical op lines from the next line on into ``ops`` (read by :data:`LINE_HEAD`
+        and their ops' line paths, untokenized) until one they refuse; a region op's line opens
+        its region here (:class:`_OpenRegion`). Returns whether any line was taken."""
         text, n = self.text, self.n
-        (
-            find,
-            head,
-            plans,
-            get_plan,
-            locations,
-            values,
-            spare,
-            live,
-            resolve,
-            type_of,
-            line_results,
-        ) = self.run_env
-        words, base = locations.line_span_words(self.source_id) or (None, 0)
-        pos, line_no = self.pos, self.line_no
-        scope = self.scopes[-1].names
-        floor_id = _NO_TABLE if self.mixed else self.floor_id
-        last = -1
-        while pos < n:
-            end = find("\n", pos)
-            if end < 0:
-                end = n
-            m = head(text, pos, end)
-            if m is None:
+        find, head, plans, get, locations, values, spare, live, type_of, line_results = self.run_env
+        pos, line_no, scope, words, base, floor_id, outer = self._run_state()
+        last, at_top, opened = -1, top, []
+        while True:
+            while pos < n:
+                end = find("\n", pos)
+                if end < 0:
+                    end = n
+                m = head(text, pos, end)
+                if m is None:
+                    if not self._brace_line(last, pos, end, line_no):
+                        break
+                    if not opened:
+                        return True
+                    ops = self._close_region(opened)
+                else:
+                    _, digits, lhs, name = m.groups()
+                    plan = get(name) or plans.find(name)
+                    if plan is None or plan.line_re is None:
+                        break
+                    b = plan.line_re.fullmatch(text, m.end(), end)
+                    if b is None:
+                        break
+                    got = plan.line_fn(
+                        self, b.groups(), scope, outer, type_of, values, live, floor_id
+                    )
+                    if got is None:
+                        break
+                    if plan.head_region is None:
+                        operands, rtypes, attrs = got
+                        results = line_results(plan.line_nres, digits, lhs, rtypes, scope, floor_id)
+                        if results is None:
+                            break
+                        line_no += 1
+                        col, end_col = m.end(1) - pos + 1, end - pos + 1
+                        if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
+                            lid = len(words)
+                            words.append(base | line_no << LINE_SHIFT | col << 16 | end_col)
+                        else:
+                            lid = locations.append_line_span(self.source_id, line_no, col, end_col)
+                        if lid < len(values):
+                            lid = values[lid].id  # one int object for equal ids
+                        else:
+                            spare.append(lid)
+                        attrs = attrs and (plan.line.memo.get(attrs) or plan.line.attributes(attrs))
+                        op = Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
+                        if at_top:
+                            self.line_no = line_no
+                            self.top_level_symbol(op)
+                        ops.append(op)
+                        last = pos
+                        pos = end + 1
+                        continue
+                    if self.depth >= self.max_depth:
+                        break  # the general plan reports it
+                    line_no += 1
+                    ops = self._open_region(opened, plan, got, m, pos, end, line_no, ops, at_top)
+                # A region was opened or closed: the scopes changed.
+                last, at_top = self.line_start, top and not opened
+                pos, line_no, scope, words, base, floor_id, outer = self._run_state()
+                if self.pending_comments:
+                    break  # the next op takes them
+            if not opened:
                 break
-            _, digits, lhs, name = m.groups()
-            plan = get_plan(name) or plans.find(name)
-            if plan is None or plan.line_re is None:
-                break
-            b = plan.line_re.fullmatch(text, m.end(), end)
-            if b is None:
-                break
-            got = plan.line_fn(self, b.groups(), scope, resolve, type_of, values, live, floor_id)
-            if got is None:
-                break
-            operands, rtypes, attrs = got
-            results = line_results(plan.line_nres, digits, lhs, rtypes, scope, floor_id)
-            if results is None:
-                break
-            line_no += 1
-            col, end_col = m.end(1) - pos + 1, end - pos + 1
-            if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
-                lid = len(words)
-                words.append(base | line_no << LINE_SHIFT | col << 16 | end_col)
-            else:
-                lid = locations.append_line_span(self.source_id, line_no, col, end_col)
-            if lid < len(values):
-                lid = values[lid].id  # one int object for equal ids
-            else:
-                spare.append(lid)
-            attrs = attrs and (plan.line.memo.get(attrs) or plan.line.attributes(attrs))
-            op = Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
-            if top:
-                self.line_no = line_no
-                self.top_level_symbol(op)
-            ops.append(op)
-            last = pos
-            pos = end + 1
+            ops = self._close_region(opened, (pos, line_no))  # the general parser reads on
+            last, at_top = self.line_start, top and not opened
+            pos, line_no, scope, words, base, floor_id, outer = self._run_state()
+            if self.pending_comments:
+                break  # the next op takes them (no region is left open then)
+        return self._run_end(last, pos, line_no)
+
+    def _run_end(self, last: int, pos: int, line_no: int) -> bool:
+        """End a canonical run before the line at ``pos`` (``line_no`` lines read so far;
+        ``last``: where the last line it took starts, -1 if none). Whether it took any."""
         self.refused_at = pos
         if last < 0:
             return False
@@ -841,6 +882,104 @@ class Parser:
         self.pos, self.line_no = pos, line_no
         self.seen_op = True
         return True
+
+    def _run_state(self) -> tuple[int, int, dict[str, Value], Any, int, int, Any]:
+        """What a canonical run reads at its start and again after each region it opens or
+        closes: the next line's offset and the line count, the innermost scope's names, the
+        location words and their base (see ``line_span_words``), the lowest id found in the
+        value table (past every id while the scopes hold digit names), and the lookup of names
+        outside the innermost scope (the one visible outer scope's ``dict.get`` where that
+        finds the same values as :attr:`resolve`)."""
+        words, base = self.locations.line_span_words(self.source_id) or (None, 0)
+        state = (self.pos, self.line_no, self.scopes[-1].names, words, base)
+        if self.mixed:
+            return (*state, _NO_TABLE, self.resolve)
+        outer = len(self.scopes) - 1 - self.floor  # visible scopes around the innermost
+        if outer == 0:
+            return (*state, self.floor_id, _NOWHERE.get)
+        if outer == 1:
+            return (*state, self.floor_id, self.scopes[-2].names.get)
+        return (*state, self.floor_id, self.resolve)
+
+    def _brace_line(self, last: int, pos: int, end: int, line_no: int) -> bool:
+        """If the line at ``pos``..``end`` (number ``line_no + 1``) holds only ``}``, make it
+        the current line (without tokenizing) and return True; ``last`` is where the run's
+        last op line starts (-1: none)."""
+        text = self.text
+        if text[end - 1 : end] != "}" or text[pos : end - 1].strip(" \t"):
+            return False
+        if last >= 0:
+            self.seen_op = True
+        self.line_start, self.line_end = pos, end
+        self.pos, self.line_no = end + 1, line_no + 1
+        self.toks, self.i, self.comment_tok = ["}"], 0, None
+        self.refused_at = pos
+        return True
+
+    def _open_region(
+        self,
+        opened: list[_OpenRegion],
+        plan: pf.OpPlan,
+        got: tuple,
+        head: re.Match,
+        pos: int,
+        end: int,
+        line_no: int,
+        ops: list[Operation],
+        top: bool,
+    ) -> list[Operation]:
+        """Open the region op whose first line (``pos``..``end``, number ``line_no``, read by
+        ``head``) the line path read into ``got``: its region is entered and pushed on
+        ``opened``; returns the ops list of the region's first block."""
+        self.pos, self.line_no = end + 1, line_no
+        self.line_start, self.line_end = pos, end
+        self.toks, self.i, self.comment_tok = ["{"], 0, None  # the line's last token
+        self.seen_op = True
+        _, digits, lhs, _ = head.groups()
+        state = plan.begin_rest(got)
+        field, reader = plan.head_region  # type: ignore[misc]
+        region, floor, open_at = reader.open(self, state, field)
+        name = "%" + digits if digits is not None else lhs
+        span = (line_no, head.end(1) - pos + 1, end - pos + 1)
+        opened.append(_OpenRegion(plan, state, name, span, region, floor, open_at, ops, top))
+        return region.blocks[0].ops
+
+    def _close_region(
+        self, opened: list[_OpenRegion], read_from: tuple[int, int] | None = None
+    ) -> list[Operation]:
+        """Close the innermost region :meth:`_open_region` opened, its ``}`` being the current
+        token, or first have the general parser read the rest of the region from the line at
+        ``read_from`` (offset, number of the line before), and finish its op; returns the ops
+        list the op joined."""
+        o = opened.pop()
+        region = o.region
+        if read_from is not None:
+            self.pos, self.line_no = read_from
+            self.refused_at = self.pos  # the run just refused that line
+            try:
+                self.parse_block(region.blocks[-1], region, open_at=o.open_at)
+            finally:
+                self.pop_scope(o.floor)
+                self.depth -= 1
+        else:
+            self.pop_scope(o.floor)
+            self.depth -= 1
+        plan = o.plan
+        field, reader = plan.head_region  # type: ignore[misc]
+        reader.finish(self, region)
+        o.state.regions[field] = region
+        op = plan.finish_rest(self, o.state, o.name)
+        if not op.location_id:
+            line_no, col, end_col = o.span
+            lid = self.locations.append_line_span(self.source_id, line_no, col, end_col)
+            op.location_id = self.location_id(lid)
+        if o.top:
+            self.top_level_symbol(op)
+        o.ops.append(op)
+        if read_from is not None and opened and self.pending_comments:
+            # The comments after its '}' go to the next op: the general parser reads on.
+            return self._close_region(opened, (self.pos, self.line_no))
+        return o.ops
 
     def _line_results(
         self,
@@ -900,12 +1039,16 @@ class Parser:
         self.pending_comments = keep
 
     def unclosed(self, open_at: tuple[int, int] | None) -> LoomParseError:
-        """The error for a region still open at the end of the file."""
+        """The error for a region still open at the end of the file. ``open_at`` is the line
+        and token index of its ``{`` (a negative index counts from the line's last token
+        before any comment)."""
         line, index = open_at if open_at is not None else (self.line_no, 0)
         start = self._line_offset(line)
         end = self.text.find("\n", start)
         spans = token_spans(self.text, start, len(self.text) if end < 0 else end)
-        col = spans[index][0] - start + 1 if index < len(spans) else 1
+        if index < 0 and spans and self.text.startswith("//", spans[-1][0]):
+            spans.pop()
+        col = spans[index][0] - start + 1 if -len(spans) <= index < len(spans) else 1
         return self.error_at(
             "PARSE/013",
             "unbalanced braces: this '{' is never closed (found end of file)",
