@@ -193,6 +193,59 @@ def test_dynamic_types_are_reused_only_while_their_names_mean_the_same_values() 
     assert_same(text)
 
 
+def _view_dims(module: object) -> list[object]:
+    """The value each buffer.view's result type names as its dimension, in text order."""
+    return [
+        op.results[0].type.dims[0].value
+        for op in module.walk()  # type: ignore[attr-defined]
+        if op.name == "buffer.view"
+    ]
+
+
+def test_a_reused_type_follows_a_later_shadowing_name() -> None:
+    view = "buffer.view %x[%z] : buffer -> view<[%n]xf32>"
+    text = HEAD.replace("%f: f32)", "%f: f32, %p: i1)") + (
+        f"  %u = {view}\n"
+        "  scf.if %p {\n"
+        f"    %w = {view}\n"
+        "    %n = index.constant 5 : index\n"
+        f"    %y = {view}\n"
+        "    scf.if %p {\n"
+        f"      %q = {view}\n"
+        "    }\n"
+        "  }\n"
+        f"  %t = {view}\n"
+        "  kernel.return\n}\n"
+    )
+    for m in both(text):
+        assert not isinstance(m, str), m
+        body = m.ops[0].regions[1].blocks[0]  # type: ignore[attr-defined]
+        outer_n = body.args[0]
+        inner_n = body.ops[3].regions[0].blocks[0].ops[1].results[0]
+        # The old view of %z, then %u, %w (outer %n), %y and %q (the shadowing %n), %t.
+        assert _view_dims(m)[1:] == [outer_n, outer_n, inner_n, inner_n, outer_n]
+    assert_same(text)
+
+
+def test_a_reused_type_follows_digit_names_that_are_not_ids() -> None:
+    text = HEAD.replace("%f: f32)", "%f: f32, %p: i1)") + (
+        "  %9 = index.constant 4 : index\n"
+        "  %u = buffer.view %x[%z] : buffer -> view<[%9]xf32>\n"
+        "  scf.if %p {\n"
+        "    %9 = index.constant 5 : index\n"
+        "    %w = buffer.view %x[%z] : buffer -> view<[%9]xf32>\n"
+        "  }\n"
+        "  %t = buffer.view %x[%z] : buffer -> view<[%9]xf32>\n"
+        "  kernel.return\n}\n"
+    )
+    for m in both(text):
+        assert not isinstance(m, str), m
+        body = m.ops[0].regions[1].blocks[0]  # type: ignore[attr-defined]
+        outer, inner = body.ops[2].results[0], body.ops[4].regions[0].blocks[0].ops[0].results[0]
+        assert _view_dims(m)[1:] == [outer, inner, outer]
+    assert_same(text)
+
+
 RHEAD = HEAD.replace("%f: f32)", "%f: f32, %p: i1)")
 REGION_BODIES = [
     "scf.if %p {\n}",

@@ -148,6 +148,8 @@ class Parser:
         "max_depth",
         "shaped_cache",
         "dynamic_cache",
+        "dynamic_refs",
+        "type_epoch",
         "spare_ids",
         "names",
         "run_env",
@@ -195,7 +197,14 @@ class Parser:
         self.depth = 0
         self.max_depth = MAX_DEPTH
         self.shaped_cache: dict[str, Type] = {}
-        self.dynamic_cache: dict[str, tuple[Type, tuple[tuple[str, Value | None], ...]]] = {}
+        self.dynamic_cache: dict[str, tuple[Type, tuple[tuple[str, Value], ...], int]] = {}
+        """Shaped types that name values, by text: the type, the values its names meant, and
+        the :attr:`type_epoch` they were last known to mean them in."""
+        self.dynamic_refs: set[str] = set()
+        """The names those types use (defining one of them may shadow what a type meant)."""
+        self.type_epoch = 0
+        """Counts the changes that can change what a name means: leaving a scope, entering an
+        isolated one, defining a name of :attr:`dynamic_refs`, digit names that are not ids."""
         self.spare_ids: deque[int] = deque()
         """Op location ids not yet reached by the value ids, in order: a new value whose id
         equals the first takes that int object (an int costs 32 bytes and a big module has
@@ -468,6 +477,9 @@ class Parser:
                         "PARSE/002", f"SSA value '{tok}' is already defined in this scope", index
                     )
                 self.mixed = True
+                self.type_epoch += 1
+            elif tok in self.dynamic_refs:
+                self.type_epoch += 1
             pooled = self.names.add(vid, tok)
             v = Value(vid, type, self.names if pooled else name)  # type: ignore[arg-type]
             names[tok] = v
@@ -483,6 +495,7 @@ class Parser:
         saved = self.floor, self.floor_id
         self.scopes.append(scope)
         if isolated:
+            self.type_epoch += 1
             self.floor = len(self.scopes) - 1
             self.floor_id = scope.start
         if scope.args:
@@ -493,6 +506,7 @@ class Parser:
     def pop_scope(self, saved: tuple[int, int]) -> None:
         """Leave the innermost scope: its values (and its inner scopes') stop being visible."""
         scope = self.scopes.pop()
+        self.type_epoch += 1
         self.floor, self.floor_id = saved
         live = self.live
         k = scope.start
@@ -595,6 +609,9 @@ class Parser:
         if tok.startswith(_SHAPED_PREFIXES):
             t = self.shaped_cache.get(tok)
             if t is None:
+                hit = self.dynamic_cache.get(tok)
+                if hit is not None and hit[2] == self.type_epoch:
+                    return hit[0]
                 try:
                     t = self._dynamic_shaped(tok, self.i)
                 except LoomParseError:
@@ -606,19 +623,23 @@ class Parser:
         """A shaped type naming values; reused while its names still mean the same values."""
         hit = self.dynamic_cache.get(tok)
         if hit is not None:
-            t, refs = hit
+            t, refs, epoch = hit
+            if epoch == self.type_epoch:
+                return t
             scope = self.scopes[-1].names
             for name, v in refs:
                 if (scope.get(name) or self.resolve(name)) is not v:
                     break
             else:
+                self.dynamic_cache[tok] = (t, refs, self.type_epoch)
                 return t
         t = self._shaped(tok, index)
         if tok not in self.shaped_cache:
             scope = self.scopes[-1].names
-            refs = tuple((name, scope.get(name) or self.resolve(name)) for name in _REFS(tok))
-            if all(v is not None for _, v in refs):  # not when it names its op's results
-                self.dynamic_cache[tok] = (t, refs)
+            found = tuple((name, scope.get(name) or self.resolve(name)) for name in _REFS(tok))
+            if all(v is not None for _, v in found):  # not when it names its op's results
+                self.dynamic_cache[tok] = (t, found, self.type_epoch)  # type: ignore[assignment]
+                self.dynamic_refs.update(name for name, _ in found)
         return t
 
     def _shaped(self, tok: str, index: int) -> Type:
@@ -1007,6 +1028,8 @@ class Parser:
             return None
         vid = spare.popleft() if spare and spare[0] == vid else vid
         if lhs is not None:
+            if lhs in self.dynamic_refs:
+                self.type_epoch += 1
             pool = self.names
             r = scope[lhs] = Value(vid, rtypes, pool if pool.add(vid, lhs) else lhs[1:])
         else:
