@@ -593,12 +593,22 @@ class _Compiler:
     @staticmethod
     def is_token(text: str) -> Probe:
         """A probe: the current token is ``text``."""
-        return lambda p: p.peek() == text
+
+        def is_text(p: Parser) -> bool:
+            i, toks = p.i, p.toks
+            return i < len(toks) and toks[i] == text
+
+        return is_text
 
     @staticmethod
     def starts_with(c: str) -> Probe:
         """A probe: the current token starts with ``c``."""
-        return lambda p: (p.peek() or " ")[0] == c
+
+        def starts(p: Parser) -> bool:
+            i, toks = p.i, p.toks
+            return i < len(toks) and toks[i][0] == c
+
+        return starts
 
     @staticmethod
     def type_start() -> Probe:
@@ -729,9 +739,10 @@ class _Compiler:
                     lp = plans.get(last.name) if last is not None else None
                     if lp is not None and lp.is_terminator:
                         continue
-                    if implicit and terminator in plans.registry:
+                    if implicit and (plans.get(terminator) or plans.find(terminator)):
                         # Located at the closing brace, so diagnostics about it have a place.
-                        block.ops.append(Operation(terminator, location_id=p.brace_location()))
+                        at = p.brace_location()
+                        block.ops.append(Operation(terminator, (), (), None, (), at))
                     else:
                         raise p.error(
                             "PARSE/014",
@@ -870,6 +881,25 @@ class OpPlan:
             out.extend(ts)
         return out
 
+    def regions_of(self, p: Parser, c: OpState) -> tuple[Region, ...]:
+        """The op's regions in declaration order, up to the first absent optional one."""
+        got = c.regions
+        out = []
+        for f, required in zip(self.region_fields, self.required_regions):
+            r = got.get(f)
+            if type(r) is tuple:  # the regions of a variadic field
+                out.extend(r)
+                continue
+            if r is None and c.rargs and f in c.rargs:
+                # a signature without a body (declarations): the arguments' block alone
+                r = Region([Block(tuple(c.rargs[f]))])
+            if r is None:
+                if required:
+                    raise p.error("PARSE/003", f"'{self.name}' is missing its region '{f}'")
+                break
+            out.append(r)
+        return tuple(out)
+
     def build(self, p: Parser, c: OpState, lhs: list[str] | None, name_index: int) -> Operation:
         """Create the op from what the steps found (as the builder would)."""
         groups = c.groups
@@ -930,24 +960,7 @@ class OpPlan:
             results_t = tuple(p.new_value(None, None, t, 0, False) for t in types)
         else:
             results_t = ()
-        regions: tuple[Region, ...] = ()
-        if self.region_fields:
-            got = c.regions
-            out = []
-            for f, required in zip(self.region_fields, self.required_regions):
-                r = got.get(f)
-                if type(r) is tuple:  # the regions of a variadic field
-                    out.extend(r)
-                    continue
-                if r is None and c.rargs and f in c.rargs:
-                    # a signature without a body (declarations): the arguments' block alone
-                    r = Region([Block(tuple(c.rargs[f]))])
-                if r is None:
-                    if required:
-                        raise p.error("PARSE/003", f"'{self.name}' is missing its region '{f}'")
-                    break
-                out.append(r)
-            regions = tuple(out)
+        regions = self.regions_of(p, c) if self.region_fields else ()
         return Operation(self.name, operands, results_t, attrs, regions, location_id)
 
 

@@ -91,9 +91,9 @@ def _ascii_alnum(c: str) -> bool:
 class _OpenRegion:
     """A region op a canonical run opened (see ``Parser._open_region``): its plan and what its
     first line gave, its region, what leaving the region's scope restores, where its ``{``
-    is, and the ops list (top level or not) the op joins when the region closes."""
+    is, and the ops list the op joins when the region closes."""
 
-    __slots__ = ("plan", "state", "name", "span", "region", "floor", "open_at", "ops", "top")
+    __slots__ = ("plan", "state", "name", "span", "region", "floor", "open_at", "ops")
 
     def __init__(
         self,
@@ -105,11 +105,9 @@ class _OpenRegion:
         floor: tuple[int, int],
         open_at: tuple[int, int],
         ops: list[Operation],
-        top: bool,
     ) -> None:
         self.plan, self.state, self.name, self.span = plan, state, name, span
-        self.region, self.floor, self.open_at = region, floor, open_at
-        self.ops, self.top = ops, top
+        self.region, self.floor, self.open_at, self.ops = region, floor, open_at, ops
 
 
 class Parser:
@@ -211,6 +209,8 @@ class Parser:
         about as many values as ops); op location ids below the value count reuse the values'
         ints instead."""
         self.run_env = (
+            text,
+            self.n,
             text.find,
             LINE_HEAD.match,
             self.plans,
@@ -220,7 +220,6 @@ class Parser:
             self.spare_ids,
             self.live,
             self.type_of_token,
-            self._line_results,
         )
         """What every canonical run reads, none of it reassigned during a parse (one load)."""
 
@@ -767,9 +766,10 @@ class Parser:
             i = self.i
             if i >= len(toks):
                 if (
-                    not self.pending_comments
+                    not top  # top-level ops are few: the general plans read them
+                    and not self.pending_comments
                     and not self.pending_blank
-                    and self.canonical_run(ops, top)
+                    and self.canonical_run(ops)
                 ):
                     first = False
                     continue
@@ -801,7 +801,7 @@ class Parser:
             ops.append(op)
             first = False
 
-    def canonical_run(self, ops: list[Operation], top: bool) -> bool:
+    def canonical_run(self, ops: list[Operation]) -> bool:
         """Parse the run of canonical op lines starting at the next line into ``ops``
         (:meth:`_canonical_run`; types there never name an enclosing op's results). False at
         once on the line the last run stopped at (nothing has changed since: the caller
@@ -810,22 +810,22 @@ class Parser:
             return False
         sib = self.siblings
         if sib is None:
-            return self._canonical_run(ops, top)
+            return self._canonical_run(ops)
         self.siblings = None
         try:
-            return self._canonical_run(ops, top)
+            return self._canonical_run(ops)
         finally:
             self.siblings = sib
 
-    def _canonical_run(self, ops: list[Operation], top: bool) -> bool:
+    def _canonical_run(self, ops: list[Operation]) -> bool:
         """Parse canonical op lines from the next line on into ``ops`` (read by :data:`LINE_HEAD`
         and their ops' line paths, untokenized) until one they refuse; a region op's line opens
         its region here (:class:`_OpenRegion`). Returns whether any line was taken."""
-        text, n = self.text, self.n
-        find, head, plans, get, locations, values, spare, live, type_of, line_results = self.run_env
-        pos, line_no, scope, words, base, floor_id, outer = self._run_state()
-        last, at_top, opened = -1, top, []
-        while True:
+        text, n, find, head, plans, get, locations, values, spare, live, type_of = self.run_env
+        pool, dynamic_refs, line_results = self.names, self.dynamic_refs, self._line_results
+        pos, line_no, scope, words, base, floor, outer = self._run_state()
+        last, opened = -1, []
+        while not self.pending_comments:
             while pos < n:
                 end = find("\n", pos)
                 if end < 0:
@@ -845,16 +845,26 @@ class Parser:
                     b = plan.line_re.fullmatch(text, m.end(), end)
                     if b is None:
                         break
-                    got = plan.line_fn(
-                        self, b.groups(), scope, outer, type_of, values, live, floor_id
-                    )
+                    got = plan.line_fn(self, b.groups(), scope, outer, type_of, values, live, floor)
                     if got is None:
                         break
                     if plan.head_region is None:
                         operands, rtypes, attrs = got
-                        results = line_results(plan.line_nres, digits, lhs, rtypes, scope, floor_id)
-                        if results is None:
-                            break
+                        if lhs is None:
+                            results = line_results(plan.line_nres, digits, rtypes, floor)
+                            if results is None:
+                                break
+                        elif plan.line_nres != 1 or lhs in scope:
+                            break  # the general plan reads (or reports) it
+                        else:  # one named result, the common case
+                            vid = len(values)
+                            vid = spare.popleft() if spare and spare[0] == vid else vid
+                            r = Value(vid, rtypes, pool if pool.add(vid, lhs) else lhs[1:])
+                            scope[lhs] = r
+                            values.append(r)
+                            results = (r,)
+                            if lhs in dynamic_refs:
+                                self.type_epoch += 1
                         line_no += 1
                         col, end_col = m.end(1) - pos + 1, end - pos + 1
                         if words is not None and end_col <= MAX_COL and line_no <= MAX_LINE:
@@ -867,30 +877,24 @@ class Parser:
                         else:
                             spare.append(lid)
                         attrs = attrs and (plan.line.memo.get(attrs) or plan.line.attributes(attrs))
-                        op = Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
-                        if at_top:
-                            self.line_no = line_no
-                            self.top_level_symbol(op)
-                        ops.append(op)
+                        ops.append(
+                            Operation(plan.name, operands, results, attrs or EMPTY_ATTRS, (), lid)
+                        )
                         last = pos
                         pos = end + 1
                         continue
                     if self.depth >= self.max_depth:
                         break  # the general plan reports it
                     line_no += 1
-                    ops = self._open_region(opened, plan, got, m, pos, end, line_no, ops, at_top)
+                    ops = self._open_region(opened, plan, got, m, pos, end, line_no, ops)
                 # A region was opened or closed: the scopes changed.
-                last, at_top = self.line_start, top and not opened
-                pos, line_no, scope, words, base, floor_id, outer = self._run_state()
-                if self.pending_comments:
-                    break  # the next op takes them
+                last = self.line_start
+                pos, line_no, scope, words, base, floor, outer = self._run_state()
             if not opened:
                 break
             ops = self._close_region(opened, (pos, line_no))  # the general parser reads on
-            last, at_top = self.line_start, top and not opened
-            pos, line_no, scope, words, base, floor_id, outer = self._run_state()
-            if self.pending_comments:
-                break  # the next op takes them (no region is left open then)
+            last = self.line_start
+            pos, line_no, scope, words, base, floor, outer = self._run_state()
         return self._run_end(last, pos, line_no)
 
     def _run_end(self, last: int, pos: int, line_no: int) -> bool:
@@ -947,7 +951,6 @@ class Parser:
         end: int,
         line_no: int,
         ops: list[Operation],
-        top: bool,
     ) -> list[Operation]:
         """Open the region op whose first line (``pos``..``end``, number ``line_no``, read by
         ``head``) the line path read into ``got``: its region is entered and pushed on
@@ -962,7 +965,7 @@ class Parser:
         region, floor, open_at = reader.open(self, state, field)
         name = "%" + digits if digits is not None else lhs
         span = (line_no, head.end(1) - pos + 1, end - pos + 1)
-        opened.append(_OpenRegion(plan, state, name, span, region, floor, open_at, ops, top))
+        opened.append(_OpenRegion(plan, state, name, span, region, floor, open_at, ops))
         return region.blocks[0].ops
 
     def _close_region(
@@ -994,8 +997,6 @@ class Parser:
             line_no, col, end_col = o.span
             lid = self.locations.append_line_span(self.source_id, line_no, col, end_col)
             op.location_id = self.location_id(lid)
-        if o.top:
-            self.top_level_symbol(op)
         o.ops.append(op)
         if read_from is not None and opened and self.pending_comments:
             # The comments after its '}' go to the next op: the general parser reads on.
@@ -1003,43 +1004,28 @@ class Parser:
         return o.ops
 
     def _line_results(
-        self,
-        count: int,
-        digits: str | None,
-        lhs: str | None,
-        rtypes: Any,
-        scope: dict[str, Value],
-        floor_id: int,
+        self, count: int, digits: str | None, rtypes: Any, floor_id: int
     ) -> tuple[Value, ...] | None:
-        """The results of a canonical op line, defined in ``scope``: one spelled by id
-        (``digits``) or by name (``lhs``, ``%`` included), or ``count`` unnamed ones. None
-        when the line's spelling needs the general path (nothing is defined then)."""
+        """The results of a canonical op line that names none by a spelled name: one spelled
+        by id (``digits``), or ``count`` unnamed ones. None when the line's spelling needs the
+        general path (nothing is defined then)."""
         values, spare = self.values, self.spare_ids
         vid = len(values)
         if count != 1:
-            if digits is not None or lhs is not None:
+            if digits is not None:
                 return None  # a line names at most one result; several take the general plan
             return tuple(self.new_value(None, None, t, 0, False) for t in rtypes)
-        if digits is not None:
-            # floor_id > vid only while the scopes hold digit names (see mixed).
-            if floor_id > vid or int(digits) != vid:
-                return None
-        elif lhs is not None and lhs in scope:
+        # floor_id > vid only while the scopes hold digit names (see mixed).
+        if digits is not None and (floor_id > vid or int(digits) != vid):
             return None
         vid = spare.popleft() if spare and spare[0] == vid else vid
-        if lhs is not None:
-            if lhs in self.dynamic_refs:
-                self.type_epoch += 1
-            pool = self.names
-            r = scope[lhs] = Value(vid, rtypes, pool if pool.add(vid, lhs) else lhs[1:])
-        else:
-            r = Value(vid, rtypes)
-            if digits is not None:  # the new id's own spelling: found by id
-                live = self.live
-                if vid < len(live):
-                    live[vid] = 1
-                else:
-                    self.mark(vid)
+        r = Value(vid, rtypes)
+        if digits is not None:  # the new id's own spelling: found by id
+            live = self.live
+            if vid < len(live):
+                live[vid] = 1
+            else:
+                self.mark(vid)
         values.append(r)
         return (r,)
 
