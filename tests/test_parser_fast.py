@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_op_examples import CASES as EXAMPLES
+from test_op_examples import example_module_text
 from test_roundtrip_property import random_module
 
 from loom.errors import LoomParseError
@@ -128,6 +130,13 @@ def test_fast_equals_general_on_random_modules(seed: int) -> None:
     assert_same(print_module(random_module(seed)))
 
 
+@pytest.mark.parametrize(
+    ("decl", "k", "ex"), EXAMPLES, ids=[f"{d.name}-{k}" for d, k, _ in EXAMPLES]
+)
+def test_fast_equals_general_on_every_declared_example(decl: object, k: int, ex: object) -> None:
+    assert_same(example_module_text(ex))  # type: ignore[arg-type]
+
+
 def test_fast_equals_general_on_the_benchmark_module() -> None:
     assert_same(print_module(make_module(400), ops=OPS), OPS)
 
@@ -162,6 +171,13 @@ LINES = [
     "%s = view.load %v[%z] : view<[%n]xf32> -> f32 :",
     "view.store %f, %v[%z] : f32, view<[%n]xf32>",
     "%s = kernel.workitem.dispatch.id<y> : index",
+    "%s = scalar.clampf<ordered> %f, %f, %f : f32",
+    "%s = scalar.clampf<ordered, nnan|nsz> %f, %f, %f : f32",
+    "%s = scalar.clampf<ordered,nnan> %f, %f, %f : f32",
+    "%s = scalar.clampf<ordered , nnan> %f, %f, %f : f32",
+    "%s = scalar.clampf<ordered, > %f, %f, %f : f32",
+    "%s = scalar.geluf<erf> %f : f32",
+    "%s = scalar.geluf<tanh, afn> %f : f32",
     "%s = kernel.workitem.dispatch.id<w> : index",
 ]
 
