@@ -341,6 +341,18 @@ def test_regions_nested_past_the_limit_are_reported_alike() -> None:
     assert first == second
 
 
+def test_deeply_nested_regions_closed_with_comments_parse_alike() -> None:
+    from loom.format.text.parser import MAX_DEPTH
+
+    depth = MAX_DEPTH - 2  # the kernel's own regions count too
+    opens = "".join("  " * (k + 1) + "scf.if %p {\n" for k in range(depth))
+    closes = "".join("  " * (k + 1) + f"}} // closes {k}\n" for k in reversed(range(depth)))
+    text = RHEAD + opens + closes + "  kernel.return\n}\n"
+    first, second = both(text)
+    assert not isinstance(first, str), first
+    assert_same(text)
+
+
 _OLD_ORDER = (4, 5, 0, 6, 7, 8, 1, 9, 10, 11, 12, 2, 3, 13)
 _OLD = re.compile("|".join(tokenizer._PATTERNS[k] for k in _OLD_ORDER))
 

@@ -1184,7 +1184,7 @@ class Parser:
     def brace_location(self) -> int:
         """A location id for the current token (the ``}`` closing a region)."""
         if self.i == 0:  # the usual case: the brace starts its line
-            start = _WS.match(self.text, self.line_start, self.line_end).end() - self.line_start
+            start = self.text.find("}", self.line_start, self.line_end) - self.line_start
             col = (start + 1, start + 2)
         else:
             col = self.token_columns(self.i)
