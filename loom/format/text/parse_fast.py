@@ -357,28 +357,22 @@ class _LineGen:
             raise _Unsupported  # no region ends the first line
         else:
             rtypes = "(" + "".join(f"{var}, " for var in self.rtypes.values()) + ")"
-            self.emit(f"return {self.operand_groups()}, {rtypes}, {self.attr_values()}")
+            self.emit(f"return {self.operand_tuple(True)}, {rtypes}, {self.attr_values()}")
         head = ["def _line(p, g, S, R, TY, V, L, FL):"]
         return "".join(self.pattern), "\n".join(head + self.code) + "\n"
 
-    def operand_tuple(self) -> str:
-        """The op's operands, packed in declaration order."""
+    def operand_tuple(self, grouped: bool = False) -> str:
+        """The op's operands in declaration order: packed in one tuple, or (``grouped``, for a
+        region head) as one tuple per field."""
         parts = []
         for o in self.decl.operands:
             var = self.operands.get(o.name)
             if var is None:
                 raise _Unsupported
-            parts.append(f"*{var}" if o.variadic else var)
-        return "(" + "".join(p + ", " for p in parts) + ")"
-
-    def operand_groups(self) -> str:
-        """The op's operands as one tuple per field, in declaration order (a region head)."""
-        parts = []
-        for o in self.decl.operands:
-            var = self.operands.get(o.name)
-            if var is None:
-                raise _Unsupported
-            parts.append(f"tuple({var})" if o.variadic else f"({var},)")
+            if grouped:
+                parts.append(f"tuple({var})" if o.variadic else f"({var},)")
+            else:
+                parts.append(f"*{var}" if o.variadic else var)
         return "(" + "".join(p + ", " for p in parts) + ")"
 
     def result_types(self) -> str:
