@@ -28,11 +28,11 @@ own fragment (``line_code`` in :mod:`loom.format.elements`); the generator here 
 shared primitives. The code is compiled by :mod:`loom.format.text.codegen`, so tracebacks and
 ``pdb`` show it.
 
-Why a whole-line path, measured in one run on the 100k-op benchmark module: with it the parser
-reads about 2.0-2.5x as many ops per second as the general plans alone (165-180k against
-67-90k ops/s, numbered and named values); a token fast path over tokenized lines, the earlier
-second compiled path, reached only about 1.6x and is gone. The parse goal (150k ops/s) needs
-the line path.
+Why a whole-line path, measured in one run on the 100k-op benchmark module (CPU time, best of
+5): with it the parser reads 3.1-3.4x as many ops per second as the general plans alone
+(259k/244k against 77k/79k ops/s, numbered/named values); a token fast path over tokenized
+lines, an earlier second compiled path, reached only about 1.6x and is gone. The parse goal
+(150k ops/s, and 30x xDSL) needs the line path.
 """
 
 from __future__ import annotations
