@@ -62,9 +62,10 @@ _FLAG = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*"
 _ID_NAME = rf"%([0-9]{{1,{MAX_ID_DIGITS}}})|(%[A-Za-z_$][A-Za-z0-9_$-]*)"
 """A value name, captured as (the digits of ``%<digits>``, or a spelled ``%name``)."""
 
-LINE_HEAD = re.compile(rf"[ \t]*()(?:(?:{_ID_NAME}) = )?({_IDENT})")
+LINE_HEAD = re.compile(rf"[ \t]*()(?:(?:{_ID_NAME}) = )?([A-Za-z_$][A-Za-z0-9_$.]*)")
 """Indentation (group 1, empty, marks where the op starts), an optional single result name (as
-in :data:`_ID_NAME`, groups 2 and 3) and the op name (group 4) of a canonical op line."""
+in :data:`_ID_NAME`, groups 2 and 3) and the op name (group 4) of a canonical op line. The name
+is read loosely (any dots): one that names no op leaves the line to the general plan."""
 
 LineFn = Callable[..., "tuple[tuple, Any, tuple | None] | None"]
 """``read(parser, groups, scope, resolve, type_of_token, values, live, floor_id)`` ->
