@@ -4,6 +4,8 @@ value; ``Value.name`` reads them. These tests pin that reading, renaming and wri
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
 from test_parser_value_ids import HEAD, TAIL
 
 from loom.format.bytecode import read_module, write_module
@@ -31,6 +33,23 @@ def test_pool_reads_queued_and_joined_names() -> None:
     assert pool.add(9, "%late")  # queued after the join
     assert [pool.get(k) for k in (3, 0, 7, 9)] == ["x3", "first", "b", "late"]
     assert pool.text == "%x3%first%b%late%"
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.from_regex(r"%[a-z_][a-z0-9_$-]{0,6}", fullmatch=True))
+    )
+)
+def test_add_name_pools_exactly_what_add_pools(items: list[tuple[int, str]]) -> None:
+    # add_name takes the short way for the next id in order and defers to add otherwise.
+    by_add, by_add_name = NamePool(), NamePool()
+    seen: dict[int, str] = {}
+    for vid, token in items:
+        assert by_add.add(vid, token) == by_add_name.add_name(vid, token)
+        seen[vid] = token[1:]
+    assert by_add.flush() == by_add_name.flush()
+    assert list(by_add.starts) == list(by_add_name.starts)
+    assert {k: by_add_name.get(k) for k in seen} == seen
 
 
 def test_pool_refuses_names_it_cannot_delimit() -> None:

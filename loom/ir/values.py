@@ -45,6 +45,19 @@ class NamePool:
         self.pending.append(token)
         return True
 
+    def add_name(self, vid: int, token: str) -> bool:
+        """:meth:`add` for a token the caller's syntax already holds to ``%`` and a name
+        without ``%`` (the parser's line path): the next value in id order takes the short
+        way."""
+        starts = self.starts
+        start = self.size + 1
+        if vid != len(starts) or start > 0xFFFFFFFF:
+            return self.add(vid, token)
+        starts.append(start)
+        self.size = start - 1 + len(token)
+        self.pending.append(token)
+        return True
+
     def get(self, vid: int) -> str:
         """The name of value ``vid``."""
         text = self.text

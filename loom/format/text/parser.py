@@ -859,7 +859,7 @@ class Parser:
                         else:  # one named result, the common case
                             vid = len(values)
                             vid = spare.popleft() if spare and spare[0] == vid else vid
-                            r = Value(vid, rtypes, pool if pool.add(vid, lhs) else lhs[1:])
+                            r = Value(vid, rtypes, pool if pool.add_name(vid, lhs) else lhs[1:])
                             scope[lhs] = r
                             values.append(r)
                             results = (r,)
