@@ -1561,7 +1561,7 @@ class RegionRef(FormatElement):
         return pc.is_token("{")
 
     def line_code(self, g: Ctx) -> None:
-        g.open_region()
+        g.open_region(self.field)
 
     def print_code(self, g: Ctx) -> None:
         k = g.region_index(self.field)

@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from loom.dsl import AttrKind, OpDef
+from loom.dsl import ArgSource, AttrKind, OpDef
 from loom.format.text.codegen import compile_generated
 from loom.ir import BUFFER_TYPE, EMPTY_ATTRS, SCALAR_TYPES, Type, freeze_attributes
 from loom.ir.values import MAX_ID_DIGITS
@@ -257,9 +257,12 @@ class _LineGen:
         self.group += 1
         return var
 
-    def open_region(self) -> None:
-        """End the line at a region's ``{`` (the general steps read the region and the rest)."""
-        if not self.head:
+    def open_region(self, field: str) -> None:
+        """End the line at the ``{`` of region ``field`` (the general steps read the region and
+        the rest); only a region without entry arguments (reading those may report errors on
+        this line, which the general plan places)."""
+        rd = self.decl.region(field)
+        if not self.head or rd is None or rd.arg_source != ArgSource.NONE:
             raise _Unsupported
         self.piece(r"\{")
         self.tail_start = -1
