@@ -306,7 +306,7 @@ def test_the_line_path_opens_regions_it_reads() -> None:
     calls = []
     inner = plan.line_fn
 
-    def spy(*args):  # noqa: ANN002, ANN202
+    def spy(*args: object) -> object:
         calls.append(args[1])
         return inner(*args)
 
