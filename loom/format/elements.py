@@ -1592,13 +1592,22 @@ class _RegionReader:
 
     def __call__(self, p: Any, s: Any, key: str) -> Region:
         region, floor, open_at = self.open(p, s, key)
-        try:
-            p.parse_block(region.blocks[0], region, open_at=open_at)
-        finally:
-            p.pop_scope(floor)
-            p.depth -= 1
+        self.read(p, region, floor, open_at)
         self.finish(p, region)
         return region
+
+    def read(self, p: Any, region: Region, floor: Any, open_at: tuple[int, int]) -> None:
+        """Read the region's ops (into its last block) up to its ``}``, then leave it."""
+        try:
+            p.parse_block(region.blocks[-1], region, open_at=open_at)
+        finally:
+            self.leave(p, floor)
+
+    @staticmethod
+    def leave(p: Any, floor: Any) -> None:
+        """Leave the region's scope (one level up)."""
+        p.pop_scope(floor)
+        p.depth -= 1
 
     def open(self, p: Any, s: Any, key: str) -> tuple[Region, Any, tuple[int, int]]:
         """Read the ``{`` ending the line and enter the region's scope (one level deeper):

@@ -976,20 +976,14 @@ class Parser:
         ``read_from`` (offset, number of the line before), and finish its op; returns the ops
         list the op joined."""
         o = opened.pop()
-        region = o.region
+        plan, region = o.plan, o.region
+        field, reader = plan.head_region  # type: ignore[misc]
         if read_from is not None:
             self.pos, self.line_no = read_from
             self.refused_at = self.pos  # the run just refused that line
-            try:
-                self.parse_block(region.blocks[-1], region, open_at=o.open_at)
-            finally:
-                self.pop_scope(o.floor)
-                self.depth -= 1
+            reader.read(self, region, o.floor, o.open_at)
         else:
-            self.pop_scope(o.floor)
-            self.depth -= 1
-        plan = o.plan
-        field, reader = plan.head_region  # type: ignore[misc]
+            reader.leave(self, o.floor)
         reader.finish(self, region)
         o.state.regions[field] = region
         op = plan.finish_rest(self, o.state, o.name)
