@@ -205,6 +205,8 @@ class _LineGen:
         self.decl = decl
         self.head = bool(decl.regions)
         """True for an op with regions: the path reads its first line, up to a region's ``{``."""
+        self.opened = False
+        """Set by :meth:`open_region`: the line ends at the element just generated."""
         self.tail_start: int | None = None
         self.code: list[str] = []
         self.env: dict[str, Any] = {"NAMED": NAMED_TYPES}
@@ -265,7 +267,7 @@ class _LineGen:
         if not self.head or rd is None or rd.arg_source != ArgSource.NONE:
             raise _Unsupported
         self.piece(r"\{")
-        self.tail_start = -1
+        self.opened = True
 
     def absent(self, inner: tuple[Any, ...]) -> None:
         """An optional group the line does not hold: the line must not go on with the word
@@ -352,7 +354,7 @@ class _LineGen:
     def generate(self) -> tuple[str, str]:
         for k, e in enumerate(self.decl.format):
             e.line_code(self)
-            if self.tail_start == -1:
+            if self.opened:
                 self.tail_start = k
                 break
         if not self.head:
